@@ -1,0 +1,55 @@
+"""The ``dphybrid`` command line.
+
+Each command lives in its own module exposing ``register(subparsers)`` and
+``run(args) -> int``; :data:`COMMANDS` lists them.  Errors that are the user's input
+(every :class:`DPHybridError`, and argparse's) print one line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from samplers.errors import DPHybridError
+
+COMMANDS = ["listing", "sample", "dist"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, status 2 (argparse prints usage too)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.exit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="dphybrid", description=(
+        "Hybrid testing plus exact verification for differential privacy."))
+    subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subs.required = True
+    for name in COMMANDS:
+        module = importlib.import_module(f"hybrid.cli.{name}")
+        module.register(subs)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``dphybrid`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except DPHybridError as e:
+        sys.stderr.write(f"dphybrid: error: {e}\n")
+        return 2
+    except BrokenPipeError:  # output piped into e.g. head: not an error
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("dphybrid: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

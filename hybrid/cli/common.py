@@ -1,0 +1,57 @@
+"""Argument helpers shared by the CLI commands: mechanism, parameters, inputs, output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from samplers import catalogue
+from samplers.errors import DomainError, ParameterError
+from samplers.lang.mechanism import Mechanism
+
+
+def add_mechanism_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
+    """``MECH`` and repeatable ``-p key=value`` (and ``--json``)."""
+    p.add_argument("mechanism", metavar="MECH", help="catalogue mechanism name (see 'dphybrid list')")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="mechanism parameter; rationals as 1/2 (repeatable)")
+    if json_flag:
+        add_json_flag(p)
+
+
+def add_json_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def parse_params(items: list[str]) -> dict[str, str]:
+    """``["a=1/2", "m=5"]`` as a dict of strings (coerced later by the mechanism)."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ParameterError(f"parameter {item!r} is not of the form key=value")
+        if key.strip() in out:
+            raise ParameterError(f"parameter {key.strip()!r} given twice")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def resolve(args: argparse.Namespace) -> tuple[Mechanism, dict[str, Any]]:
+    """The mechanism and its full, validated parameter set."""
+    mech = catalogue.get(args.mechanism)
+    return mech, mech.params(**parse_params(args.param))
+
+
+def parse_input(text: str) -> tuple[int, ...]:
+    """``"1,0,2"`` as a tuple of integers."""
+    try:
+        return tuple(int(v) for v in text.replace(" ", "").split(",") if v != "")
+    except ValueError:
+        raise DomainError(f"input {text!r} is not a comma-separated list of integers") from None
+
+
+def emit_json(obj: Any) -> None:
+    json.dump(obj, sys.stdout, indent=2)
+    sys.stdout.write("\n")

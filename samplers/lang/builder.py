@@ -1,0 +1,286 @@
+"""Construction of IR node lists: validation, constant folding, sharing, replay.
+
+:class:`Builder` is the one place where nodes are created, whether by tracing a Python
+function or by rewriting an existing program (specialising inputs, lowering an
+operation).  It checks every operation's operands, folds constants, simplifies using
+ranges, and shares identical deterministic nodes (noise nodes are never shared: two
+draws with the same law are independent).
+
+Two-sided geometric noise has an unbounded support.  It may only reach the rest of the
+program through ``clamp(offset + Z, lo, hi)``; the builder records the window of ``Z``
+that each such clamp can distinguish, and :meth:`Builder.finish` replaces ``Z`` by a
+finite law on the union of those windows with the tails folded onto its end points.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Callable, Iterable, Sequence
+
+from samplers.errors import LanguageError
+from samplers.lang.ir import (
+    ARITY,
+    BOTTOM,
+    COMPARE,
+    CONTINUOUS_NOISE,
+    FLOAT,
+    INT,
+    LOGIC,
+    Node,
+    draw_weights,
+    evaluate,
+    op_range,
+    tied_maxima,
+)
+from samplers.lang.noise import geometric_window
+
+INF = math.inf
+
+# Deterministic ops whose value only depends on argument values (foldable, shareable).
+_FOLDABLE = frozenset(ARITY) - {"const", "input", "draw", "geom"} - CONTINUOUS_NOISE | {"argmax"}
+
+
+def _is_unbounded(n: Node) -> bool:
+    return n.kind == INT and (n.lo == -INF or n.hi == INF)
+
+
+class Builder:
+    """Accumulates nodes in SSA order (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self._shared: dict[tuple, int] = {}
+        # unbounded node -> (geometric noise node, offset node or None)
+        self._affine: dict[int, tuple[int, int | None]] = {}
+        # geometric noise node -> demanded window [zmin, zmax]
+        self.windows: dict[int, tuple[int, int]] = {}
+
+    # -- raw node creation -------------------------------------------------------------
+    def _append(self, node: Node, key: tuple | None = None) -> int:
+        if key is not None and key in self._shared:
+            return self._shared[key]
+        self.nodes.append(node)
+        i = len(self.nodes) - 1
+        if key is not None:
+            self._shared[key] = i
+        return i
+
+    def const(self, value: Any) -> int:
+        if value is BOTTOM:
+            return self._append(Node("const", (), BOTTOM, 0, -1, INT, True), ("const", "bottom"))
+        if isinstance(value, bool):
+            value = int(value)
+        if isinstance(value, float):
+            return self._append(Node("const", (), value, value, value, FLOAT), ("const", "f", value))
+        if isinstance(value, int):
+            return self._append(Node("const", (), value, value, value, INT), ("const", "i", value))
+        raise LanguageError(f"cannot use {value!r} (a {type(value).__name__}) as a program value")
+
+    def input(self, index: int, lo: int, hi: int) -> int:
+        return self._append(Node("input", (), index, lo, hi), ("input", index))
+
+    def draw(self, lo: int, weights: Sequence[Fraction]) -> int:
+        """A fresh discrete noise value with the exact law ``weights`` on ``lo, lo+1, ...``."""
+        lo, w = draw_weights(lo, weights)
+        if len(w) == 1:
+            return self.const(lo)
+        return self._append(Node("draw", (), (lo, w), lo, lo + len(w) - 1))
+
+    def continuous(self, op: str, scale: float) -> int:
+        lo = 0.0 if op == "exponential" else -INF
+        return self._append(Node(op, (), scale, lo, INF, FLOAT))
+
+    def geometric(self, a: Fraction) -> int:
+        """A pending two-sided geometric noise (finite only once clamped; see module doc)."""
+        if a == 0:
+            return self.const(0)
+        i = self._append(Node("geom", (), a, -INF, INF))
+        self._affine[i] = (i, None)
+        return i
+
+    # -- checked operations ------------------------------------------------------------
+    def emit(self, op: str, args: Sequence[int], attr: Any = None) -> int:
+        """Add ``op(args; attr)``, validated, folded and shared where possible."""
+        args = tuple(args)
+        if op == "argmax":
+            if len(args) < 1:
+                raise LanguageError("argmax needs at least one value")
+            if attr not in ("first", "uniform"):
+                raise LanguageError(f"argmax ties must be 'first' or 'uniform', not {attr!r}")
+        elif op not in ARITY or ARITY[op] != len(args) or op in ("const", "input", "draw", "geom"):
+            raise LanguageError(f"malformed operation {op}/{len(args)}")
+        nodes = [self.nodes[a] for a in args]
+        if any(_is_unbounded(n) for n in nodes):
+            return self._unbounded(op, args, attr, nodes)
+        self._check_operands(op, attr, nodes)
+        simplified = self._simplify(op, args, attr, nodes)
+        if simplified is not None:
+            return simplified
+        lo, hi, kind = op_range(op, attr, nodes)
+        bottom = op == "ite" and (nodes[1].bottom or nodes[2].bottom)
+        if kind == INT and not bottom and lo == hi:
+            return self.const(int(lo))
+        return self._append(Node(op, args, attr, lo, hi, kind, bottom), (op, args, attr))
+
+    def _check_operands(self, op: str, attr: Any, nodes: list[Node]) -> None:
+        for pos, n in enumerate(nodes):
+            if n.bottom and not (op in ("eq", "ne") or (op == "ite" and pos > 0)):
+                raise LanguageError(f"bottom (⊥) can only be output, compared or chosen by ite, not used in {op}")
+        if op in LOGIC and not all(n.is_bool for n in nodes):
+            raise LanguageError(f"{op} needs boolean (0/1) operands; use comparisons to make them")
+        if op == "ite" and not nodes[0].is_bool:
+            raise LanguageError("ite(cond, a, b): cond must be boolean (a comparison or a flip)")
+        if op in ("floordiv", "mod"):
+            if nodes[0].kind != INT:
+                raise LanguageError(f"{op} needs an integer operand")
+            if not isinstance(attr, int) or isinstance(attr, bool) or attr <= 0:
+                raise LanguageError(f"{op} needs a positive integer constant divisor, got {attr!r}")
+        if op == "clamp":
+            lo, hi = attr
+            if lo > hi:
+                raise LanguageError(f"clamp(v, lo, hi): lo = {lo} exceeds hi = {hi}")
+            if nodes[0].kind == INT and not (isinstance(lo, int) and isinstance(hi, int)):
+                raise LanguageError("clamp of an integer value needs integer bounds")
+
+    def _simplify(self, op: str, args: tuple[int, ...], attr: Any, nodes: list[Node]) -> int | None:
+        """Constant folding and range-based simplification; None when nothing applies."""
+        if op in _FOLDABLE and all(n.is_const for n in nodes):
+            vals = [n.attr for n in nodes]
+            if op == "argmax" and attr == "uniform" and len(tied_maxima(vals)) > 1:
+                return None
+            return self.const(evaluate(op, attr, vals))
+        if op == "ite":
+            c, a, b = nodes
+            if c.is_const:
+                return args[1] if c.attr else args[2]
+            if args[1] == args[2]:
+                return args[1]
+        if op in ("and", "or"):
+            for k, n in enumerate(nodes):
+                if n.is_const:
+                    absorbing = 0 if op == "and" else 1
+                    return self.const(absorbing) if n.attr == absorbing else args[1 - k]
+        if op == "clamp":
+            lo, hi = attr
+            n = nodes[0]
+            if lo <= n.lo and n.hi <= hi:
+                return args[0]
+        if op in COMPARE and all(n.kind == INT and not n.bottom for n in nodes):
+            a, b = nodes
+            decided = {
+                "lt": (a.hi < b.lo, a.lo >= b.hi),
+                "le": (a.hi <= b.lo, a.lo > b.hi),
+                "eq": (False, a.hi < b.lo or b.hi < a.lo),
+                "ne": (a.hi < b.lo or b.hi < a.lo, False),
+            }[op]
+            if decided[0]:
+                return self.const(1)
+            if decided[1]:
+                return self.const(0)
+        if op in ("min", "max") and all(n.kind == INT for n in nodes):
+            a, b = nodes
+            if a.hi <= b.lo:
+                return args[0] if op == "min" else args[1]
+            if b.hi <= a.lo:
+                return args[1] if op == "min" else args[0]
+        return None
+
+    def _unbounded(self, op: str, args: tuple[int, ...], attr: Any, nodes: list[Node]) -> int:
+        """Operations allowed on ``offset + Z`` with Z two-sided geometric (see module doc)."""
+        hint = "write clamp(x + two_sided_geometric(a), lo, hi)"
+        ub = [k for k, n in enumerate(nodes) if _is_unbounded(n)]
+        if op == "clamp":
+            geo, off = self._affine[args[0]]
+            olo, ohi = (0, 0) if off is None else (self.nodes[off].lo, self.nodes[off].hi)
+            lo, hi = attr
+            if not (isinstance(lo, int) and isinstance(hi, int)) or lo > hi:
+                raise LanguageError("clamp of geometric noise needs integer bounds lo <= hi")
+            zmin, zmax = lo - ohi, hi - olo
+            old = self.windows.get(geo)
+            self.windows[geo] = (zmin, zmax) if old is None else (min(old[0], zmin), max(old[1], zmax))
+            return self._append(Node("clamp", args, attr, lo, hi), ("clamp", args, attr))
+        if op in ("add", "sub") and len(ub) == 1 and not (op == "sub" and ub[0] == 1):
+            other = args[1 - ub[0]]
+            if self.nodes[other].kind != INT or self.nodes[other].bottom:
+                raise LanguageError(f"geometric noise can only be shifted by integers; {hint}")
+            geo, off = self._affine[args[ub[0]]]
+            if op == "sub":
+                other = self.emit("neg", (other,))
+            new_off = other if off is None else self.emit("add", (off, other))
+            i = self._append(Node("add", (new_off, geo), None, -INF, INF), ("add", (new_off, geo), None))
+            self._affine[i] = (geo, new_off)
+            return i
+        raise LanguageError(f"two-sided geometric noise is unbounded and cannot be used in {op}; {hint}")
+
+    # -- finishing and replaying -------------------------------------------------------
+    def finish(self, outputs: Sequence[int]) -> tuple[list[Node], list[int]]:
+        """Resolve pending geometric noise to finite laws and drop unused nodes."""
+        for o in outputs:
+            if _is_unbounded(self.nodes[o]):
+                raise LanguageError("an output is unbounded geometric noise; clamp it first")
+
+        def resolve(node: Node, new_args: tuple[int, ...], b: Builder, old: int) -> int | None:
+            if node.op == "geom":
+                zmin, zmax = self.windows[old]
+                return b.draw(*geometric_window(node.attr, zmin, zmax))
+            return None
+
+        return replay(self.nodes, outputs, rewrite=resolve)
+
+
+Rewrite = Callable[[Node, tuple[int, ...], Builder, int], "int | None"]
+
+
+def live_nodes(nodes: Sequence[Node], outputs: Iterable[int]) -> list[bool]:
+    """Which nodes the outputs depend on."""
+    live = [False] * len(nodes)
+    stack = list(outputs)
+    while stack:
+        i = stack.pop()
+        if not live[i]:
+            live[i] = True
+            stack.extend(nodes[i].args)
+    return live
+
+
+def replay(
+    nodes: Sequence[Node],
+    outputs: Sequence[int],
+    *,
+    rewrite: Rewrite | None = None,
+    inputs: Sequence[int] | None = None,
+) -> tuple[list[Node], list[int]]:
+    """Rebuild the live part of a node list through a fresh :class:`Builder`.
+
+    ``inputs`` replaces input nodes by constants (specialisation); ``rewrite`` may take
+    over any node (returning its new id) or decline (returning None).  Folding and
+    sharing happen again, so the result is as small as the builder can make it.
+    """
+    b = Builder()
+    live = live_nodes(nodes, outputs)
+    new: dict[int, int] = {}
+    for i, node in enumerate(nodes):
+        if not live[i]:
+            continue
+        args = tuple(new[a] for a in node.args)
+        done = rewrite(node, args, b, i) if rewrite is not None else None
+        if done is not None:
+            new[i] = done
+        elif node.op == "const":
+            new[i] = b.const(node.attr)
+        elif node.op == "input":
+            new[i] = b.const(inputs[node.attr]) if inputs is not None else b.input(node.attr, node.lo, node.hi)
+        elif node.op == "draw":
+            new[i] = b.draw(*node.attr)
+        elif node.op in CONTINUOUS_NOISE:
+            new[i] = b.continuous(node.op, node.attr)
+        elif node.op == "geom":
+            raise LanguageError("internal: unresolved geometric noise in replay")
+        else:
+            new[i] = b.emit(node.op, args, node.attr)
+    outs = [new[o] for o in outputs]
+    # A second pass drops nodes that folding made dead.
+    if len(b.nodes) and not all(live_nodes(b.nodes, outs)):
+        return replay(b.nodes, outs)
+    return b.nodes, outs

@@ -1,0 +1,113 @@
+"""Neighbour relations between inputs: which pairs (x, x') DP compares."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+from samplers.lang.domain import Domain
+
+Point = tuple[int, ...]
+
+
+class Neighbours:
+    """A symmetric relation on domain points; ``of`` lists the neighbours of a point."""
+
+    name = "neighbours"
+
+    def contains(self, x: Sequence[int], xp: Sequence[int]) -> bool:
+        raise NotImplementedError
+
+    def of(self, x: Point, domain: Domain) -> Iterator[Point]:
+        """Every neighbour of ``x`` inside ``domain`` (brute force unless overridden)."""
+        return (p for p in domain.points() if self.contains(x, p))
+
+    def pairs(self, domain: Domain) -> Iterator[tuple[Point, Point]]:
+        """Every ordered neighbour pair of the domain."""
+        for x in domain.points():
+            for xp in self.of(x, domain):
+                yield x, xp
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, repr=False)
+class OneDiffer(Neighbours):
+    """Exactly one coordinate differs, by at most ``sensitivity`` (StatDP's one_differ)."""
+
+    sensitivity: int = 1
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "one_differ" if self.sensitivity == 1 else f"one_differ(sensitivity={self.sensitivity})"
+
+    def contains(self, x: Sequence[int], xp: Sequence[int]) -> bool:
+        diffs = [abs(a - b) for a, b in zip(x, xp) if a != b]
+        return len(x) == len(xp) and len(diffs) == 1 and diffs[0] <= self.sensitivity
+
+    def of(self, x: Point, domain: Domain) -> Iterator[Point]:
+        for i, v in enumerate(x):
+            for w in range(max(domain.lo[i], v - self.sensitivity), min(domain.hi[i], v + self.sensitivity) + 1):
+                if w != v:
+                    yield x[:i] + (w,) + x[i + 1:]
+
+
+@dataclass(frozen=True, repr=False)
+class AllDiffer(Neighbours):
+    """Every coordinate may differ by at most ``sensitivity`` (StatDP's all_differ)."""
+
+    sensitivity: int = 1
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "all_differ" if self.sensitivity == 1 else f"all_differ(sensitivity={self.sensitivity})"
+
+    def contains(self, x: Sequence[int], xp: Sequence[int]) -> bool:
+        return (
+            len(x) == len(xp)
+            and tuple(x) != tuple(xp)
+            and all(abs(a - b) <= self.sensitivity for a, b in zip(x, xp))
+        )
+
+    def of(self, x: Point, domain: Domain) -> Iterator[Point]:
+        s = self.sensitivity
+        ranges = [range(max(l, v - s), min(h, v + s) + 1) for v, l, h in zip(x, domain.lo, domain.hi)]
+        return (p for p in itertools.product(*ranges) if p != x)
+
+
+class ReplaceOne(Neighbours):
+    """Exactly one coordinate (one individual's record) is replaced by any other value."""
+
+    name = "replace_one"
+
+    def contains(self, x: Sequence[int], xp: Sequence[int]) -> bool:
+        return len(x) == len(xp) and sum(a != b for a, b in zip(x, xp)) == 1
+
+    def of(self, x: Point, domain: Domain) -> Iterator[Point]:
+        for i, v in enumerate(x):
+            for w in range(domain.lo[i], domain.hi[i] + 1):
+                if w != v:
+                    yield x[:i] + (w,) + x[i + 1:]
+
+
+class Custom(Neighbours):
+    """A user predicate ``pred(x, x') -> bool`` (neighbours found by brute force)."""
+
+    def __init__(self, pred: Callable[[Point, Point], bool], name: str = "custom") -> None:
+        self._pred = pred
+        self.name = name
+
+    def contains(self, x: Sequence[int], xp: Sequence[int]) -> bool:
+        return tuple(x) != tuple(xp) and bool(self._pred(tuple(x), tuple(xp)))
+
+
+one_differ = OneDiffer()
+all_differ = AllDiffer()
+replace_one = ReplaceOne()
+
+
+def custom(pred: Callable[[Point, Point], bool], name: str = "custom") -> Custom:
+    """A neighbour relation given by a predicate on pairs of inputs."""
+    return Custom(pred, name)

@@ -1,0 +1,87 @@
+"""A counter-seeded xoshiro256** generator for numba kernels.
+
+Every chunk of samples gets its own generator state derived from ``(seed, chunk)``
+by SplitMix64, so the samples depend on the seed and the chunk size only, never on
+how many threads run the chunks.  All arithmetic is on ``uint64`` (mixing signed and
+unsigned integers would make numba fall back to floats).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, uint64
+
+_GOLDEN = uint64(0x9E3779B97F4A7C15)
+_MIX1 = uint64(0xBF58476D1CE4E5B9)
+_MIX2 = uint64(0x94D049BB133111EB)
+_MULT5 = uint64(5)
+_MULT9 = uint64(9)
+_TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+
+
+@njit(cache=True)
+def _splitmix(z: uint64) -> uint64:
+    z = (z ^ (z >> uint64(30))) * _MIX1
+    z = (z ^ (z >> uint64(27))) * _MIX2
+    return z ^ (z >> uint64(31))
+
+
+@njit(cache=True)
+def _rotl(x: uint64, k: int) -> uint64:
+    return (x << uint64(k)) | (x >> uint64(64 - k))
+
+
+@njit(cache=True)
+def seed_state(seed: uint64, chunk: int) -> tuple:
+    """The generator state for one chunk of samples."""
+    base = _splitmix(uint64(seed) + _GOLDEN) ^ _splitmix(uint64(chunk) * _GOLDEN + _MIX2)
+    s0 = _splitmix(base + _GOLDEN)
+    s1 = _splitmix(base + uint64(2) * _GOLDEN)
+    s2 = _splitmix(base + uint64(3) * _GOLDEN)
+    s3 = _splitmix(base + uint64(4) * _GOLDEN)
+    return s0, s1, s2, s3
+
+
+@njit(cache=True)
+def next_u64(s0: uint64, s1: uint64, s2: uint64, s3: uint64) -> tuple:
+    """One xoshiro256** step: the new state and a 64-bit output."""
+    result = _rotl(s1 * _MULT5, 7) * _MULT9
+    t = s1 << uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    return s0, s1, s2, s3, result
+
+
+@njit(cache=True)
+def unit(r: uint64) -> float:
+    """A double in [0, 1) from the top 53 bits of ``r``."""
+    return float(r >> uint64(11)) * _TO_UNIT
+
+
+@njit(cache=True)
+def categorical(cdf: np.ndarray, off: int, k: int, u: float) -> int:
+    """Index of ``u`` in the cumulative table ``cdf[off : off+k-1]`` (inverse CDF)."""
+    if k <= 16:
+        i = 0
+        while i < k - 1 and u >= cdf[off + i]:
+            i += 1
+        return i
+    lo, hi = 0, k - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if u >= cdf[off + mid]:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def seed_u64(seed: int) -> np.uint64:
+    """A Python seed folded to 64 bits."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an integer, got {seed!r}")
+    return np.uint64(int(seed) & 0xFFFFFFFFFFFFFFFF)
