@@ -19,8 +19,8 @@ from samplers.lang.ir import BOTTOM_CODE, FLOAT, Node, Program
 
 CHUNK = 1 << 14  # samples per generator state; fixed so results never depend on threads
 
-_INFIX = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%",
-          "and": "&", "or": "|", "xor": "^"}
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^"}
+_BY_CONSTANT = {"floordiv": "//", "mod": "%"}
 _COMPARE = {"lt": "<", "le": "<=", "eq": "==", "ne": "!="}
 
 
@@ -85,6 +85,8 @@ class _Emitter:
             self.put(f"{v} = {n.attr!r} * np.sqrt(-2.0 * np.log1p(-{u1})) * np.cos(2.0 * np.pi * {u2})")
         elif op in _INFIX:
             self.put(f"{v} = {a[0]} {_INFIX[op]} {a[1]}")
+        elif op in _BY_CONSTANT:
+            self.put(f"{v} = {a[0]} {_BY_CONSTANT[op]} {n.attr}")
         elif op in _COMPARE:
             self.put(f"{v} = 1 if {a[0]} {_COMPARE[op]} {a[1]} else 0")
         elif op == "neg":

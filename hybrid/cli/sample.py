@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     mech, params = resolve(args)
     program = mech.trace(**params)
     x = program.domain.check(parse_input(args.input))
+    backend = get_backend(program) if args.exact else None  # refuse continuous noise up front
     t0 = time.perf_counter()
     sampler = compile_sampler(program)
     sampler.warm_up()
@@ -62,13 +63,11 @@ def run(args: argparse.Namespace) -> int:
         "timings": {"compile": round(t1 - t0, 4), "sample": round(t2 - t1, 4)},
     }
     if samples.dtype.kind == "f":
-        if args.exact:
-            raise ParameterError(f"{mech.name} has continuous outputs: --exact needs a discrete mechanism")
         result["summary"] = _float_summary(samples)
         _print(args, result)
         return 0
     counts = output_counts(samples)
-    exact = get_backend(program).distribution(x) if args.exact else None
+    exact = backend.distribution(x) if backend is not None else None
     keys = sorted(set(counts) | set(exact or {}), key=lambda o: o if isinstance(o, tuple) else (o,))
     rows = [(o, counts.get(o, 0), None if exact is None else exact.get(o, Fraction(0))) for o in keys]
     result["counts"] = [

@@ -161,6 +161,12 @@ class Builder:
                 if n.is_const:
                     absorbing = 0 if op == "and" else 1
                     return self.const(absorbing) if n.attr == absorbing else args[1 - k]
+        if op in ("add", "sub", "mul") and all(n.kind == INT for n in nodes):
+            neutral = 1 if op == "mul" else 0
+            if nodes[1].is_const and nodes[1].attr == neutral:
+                return args[0]
+            if op != "sub" and nodes[0].is_const and nodes[0].attr == neutral:
+                return args[1]
         if op == "clamp":
             lo, hi = attr
             n = nodes[0]

@@ -1,0 +1,156 @@
+"""Numba samplers: conformance with the exact law, reproducibility, the kernel cache.
+
+Conformance uses Pearson's chi-square test at significance 1e-4: a correct sampler
+fails a given check with probability 1e-4 over the seed, so the ~50 checks below have
+a family-wise false-failure rate under 0.5%; the seeds are fixed, so CI is deterministic.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from samplers import catalogue
+from samplers.compile import compile_sampler
+from samplers.counts import output_counts
+from samplers.errors import DomainError, ParameterError
+from samplers.gof import goodness_of_fit
+from samplers.lang import BOTTOM, exponential, gaussian, ints, laplace, mechanism, one_differ
+from verifiers.enumerate import distribution
+
+ALPHA = 1e-4
+N = 400_000
+
+# Every discrete catalogue mechanism, with parameters small enough for the enumerator.
+DISCRETE = {
+    "rr": dict(n=3, lam="1/5"),
+    "kary_rr": dict(k=5, p="3/5"),
+    "trunc_geom": dict(m=3, a="1/3"),
+    "rr_count": dict(n=4, lam="1/4"),
+    "noisy_max_geom": dict(m=4, n=2, a="1/2"),
+    "noisy_max_geom_value": dict(m=3, n=3, a="2/3"),
+    "above_threshold_geom": dict(L=3),
+    "histogram_geom": dict(m=2, n=3, a="1/3"),
+    "histogram_geom_wrong_scale": dict(m=2, n=3, a="2/3"),
+    "geo_sample": dict(eps=0.5, n=4),
+    "rappor": dict(h=2, m=5),
+    "one_time_rappor": dict(h=2, m=5),
+    "svt_geom": dict(L=3, W=1),
+    "isvt1_geom": dict(L=3),
+    "isvt2_geom": dict(L=3, W=1),
+    "isvt3_geom": dict(L=3, W=1),
+    "isvt4_geom": dict(L=3, W=1),
+}
+
+
+def test_every_discrete_catalogue_mechanism_is_covered():
+    exact = {m.name for m in catalogue.mechanisms() if not m.trace().continuous}
+    assert exact == set(DISCRETE)
+
+
+def _inputs(prog, k=3, seed=7):
+    rng = np.random.default_rng(seed)
+    dom = prog.domain
+    xs = [tuple(dom.lo), tuple(dom.hi)]
+    while len(xs) < k:
+        xs.append(tuple(int(rng.integers(l, h + 1)) for l, h in zip(dom.lo, dom.hi)))
+    return xs
+
+
+@pytest.mark.parametrize("name", sorted(DISCRETE))
+def test_sampler_matches_exact_distribution(name):
+    prog = catalogue.get(name).trace(**DISCRETE[name])
+    sampler = compile_sampler(prog)
+    for i, x in enumerate(_inputs(prog)):
+        counts = output_counts(sampler.sample(x, N, seed=1000 + i))
+        g = goodness_of_fit(counts, distribution(prog, x))
+        assert g.impossible == 0, f"{name} on {x}: sampled an output of probability 0"
+        assert g.pvalue > ALPHA, f"{name} on {x}: chi-square p = {g.pvalue:.2g} (stat {g.statistic:.1f}, dof {g.dof})"
+
+
+def test_goodness_of_fit_detects_a_wrong_law():
+    """The conformance test has power: a 2% shift in one cell is caught."""
+    prog = catalogue.get("trunc_geom").trace(m=2, a="1/2")
+    counts = output_counts(compile_sampler(prog).sample((0,), N, seed=3))
+    law = distribution(prog, (0,))
+    skewed = {0: law[0] - law[0] / 50, 1: law[1] + law[0] / 50, 2: law[2]}
+    assert goodness_of_fit(counts, skewed).pvalue < ALPHA
+
+
+@pytest.mark.parametrize("name, x", [("noisy_max_geom", (0, 2, 2, 2, 2)), ("svt1", (0, 1, 2, 1, 1, 1, 1, 1, 1, 1))])
+def test_same_seed_same_samples_whatever_the_thread_count(name, x):
+    sampler = compile_sampler(catalogue.get(name))
+    one = sampler.sample(x, 100_003, seed=42, threads=1)
+    two = sampler.sample(x, 100_003, seed=42, threads=2)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_array_equal(sampler.sample(x, 5_000, seed=42), one[:5_000])  # prefix property
+    assert not np.array_equal(sampler.sample(x, 5_000, seed=43), one[:5_000])
+
+
+def _noise_mechanism(draw):
+    @mechanism(domain=ints(lo=0, hi=3, size=1), neighbours=one_differ)
+    def m(x):
+        return x[0] + draw()
+
+    return m
+
+
+@pytest.mark.parametrize("draw, law", [
+    (lambda: laplace(2.0), stats.laplace(loc=1, scale=2.0)),
+    (lambda: exponential(0.5), stats.expon(loc=1, scale=0.5)),
+    (lambda: gaussian(3.0), stats.norm(loc=1, scale=3.0)),
+])
+def test_continuous_noise_follows_its_law(draw, law):
+    """Kolmogorov-Smirnov test at significance 1e-4 (seeded)."""
+    s = compile_sampler(_noise_mechanism(draw)).sample((1,), 200_000, seed=5)
+    assert s.dtype == np.float64
+    assert stats.kstest(s, law.cdf).pvalue > ALPHA
+
+
+def test_float_outputs_encode_bottom_as_nan():
+    s = compile_sampler(catalogue.get("svt3"), n=4, eps=1.0, T=0.0).sample((2, 2, 2, 2), 10_000, seed=1)
+    assert s.shape == (10_000, 4) and np.isnan(s).any() and (s == -1000.0).any()
+    for row in s:  # c = 1: "below" codes, one released value, then BOTTOM (NaN) to the end
+        above = np.flatnonzero(row != -1000.0)
+        if len(above):
+            k = above[0]
+            assert np.isfinite(row[k]) and np.isnan(row[k + 1:]).all()
+
+
+def test_integer_outputs_encode_bottom_as_the_sentinel():
+    s = compile_sampler(catalogue.get("above_threshold_geom"), L=3).sample((2, 2, 2), 10_000, seed=1)
+    assert (s == int(BOTTOM)).any()
+    assert BOTTOM in {v for row in output_counts(s) for v in row}
+
+
+def test_sample_rejects_bad_arguments():
+    sampler = compile_sampler(catalogue.get("rr"), n=2)
+    with pytest.raises(DomainError):
+        sampler.sample((0, 2), 10, seed=0)
+    with pytest.raises(ParameterError):
+        sampler.sample((0, 1), -1, seed=0)
+    with pytest.raises(ParameterError):
+        sampler.sample((0, 1), 10, seed="x")
+    assert sampler.sample((0, 1), 0, seed=0).shape == (0, 2)
+
+
+def test_second_process_loads_the_compiled_kernel_from_disk(tmp_path):
+    script = textwrap.dedent("""
+        import json, sys
+        from samplers import catalogue
+        from samplers.compile import compile_sampler
+        s = compile_sampler(catalogue.get("trunc_geom"), m=7, a="2/7")
+        s.warm_up()
+        st = s._fn.stats
+        print(json.dumps({"hits": sum(st.cache_hits.values()), "misses": sum(st.cache_misses.values())}))
+    """)
+    env = dict(os.environ, DPHYBRID_CACHE_DIR=str(tmp_path))
+    runs = [json.loads(subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                                      capture_output=True, text=True).stdout) for _ in range(2)]
+    assert runs[0]["misses"] >= 1
+    assert runs[1] == {"hits": 1, "misses": 0}
