@@ -80,6 +80,58 @@ def categorical(cdf: np.ndarray, off: int, k: int, u: float) -> int:
     return lo
 
 
+def _ziggurat_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Marsaglia and Tsang's 256-layer exponential ziggurat, scaled to 53-bit integers.
+
+    Layer ``i`` accepts ``j * WE[i]`` outright when ``j < KE[i]`` (``j`` a 53-bit integer);
+    ``FE`` holds the density at the layer edges for the rejection step.
+    """
+    m = 2.0**53
+    de, ve = 7.697117470131487, 3.949659822581572e-3
+    ke, we, fe = np.zeros(256, np.uint64), np.zeros(256), np.zeros(256)
+    q = ve / np.exp(-de)
+    ke[0], ke[1] = np.uint64((de / q) * m), 0
+    we[0], we[255] = q / m, de / m
+    fe[0], fe[255] = 1.0, np.exp(-de)
+    te = de
+    for i in range(254, 0, -1):
+        de = -np.log(ve / de + np.exp(-de))
+        ke[i + 1] = np.uint64((de / te) * m)
+        te = de
+        fe[i] = np.exp(-de)
+        we[i] = de / m
+    return ke, we, fe
+
+
+ZIG_KE, ZIG_WE, ZIG_FE = _ziggurat_tables()
+ZIG_R = 7.697117470131487  # start of the tail
+
+
+@njit(cache=True)
+def standard_exponential(s0: uint64, s1: uint64, s2: uint64, s3: uint64) -> tuple:
+    """An Exp(1) draw by the ziggurat (no logarithm on the fast path), and the new state.
+
+    Bits 0-7 of each 64-bit word pick the layer and bits 11-63 the position, so the two
+    are independent (the original 32-bit version reused the same low bits for both).
+    Also returns bit 8 of the first word, a fair coin the caller may use as a sign.
+    """
+    s0, s1, s2, s3, r = next_u64(s0, s1, s2, s3)
+    sign = (r >> uint64(8)) & uint64(1)
+    while True:
+        iz = r & uint64(255)
+        jz = r >> uint64(11)
+        if jz < ZIG_KE[iz]:
+            return s0, s1, s2, s3, jz * ZIG_WE[iz], sign
+        if iz == 0:
+            s0, s1, s2, s3, r = next_u64(s0, s1, s2, s3)
+            return s0, s1, s2, s3, ZIG_R - np.log1p(-unit(r)), sign
+        x = jz * ZIG_WE[iz]
+        s0, s1, s2, s3, r = next_u64(s0, s1, s2, s3)
+        if ZIG_FE[iz] + unit(r) * (ZIG_FE[iz - 1] - ZIG_FE[iz]) < np.exp(-x):
+            return s0, s1, s2, s3, x, sign
+        s0, s1, s2, s3, r = next_u64(s0, s1, s2, s3)
+
+
 def seed_u64(seed: int) -> np.uint64:
     """A Python seed folded to 64 bits."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):

@@ -1,0 +1,144 @@
+"""Sampler throughput: numba kernels against numpy-vectorised and per-sample Python code.
+
+For each mechanism: outputs per second of our compiled kernel (1 thread, all threads),
+of a numpy-vectorised implementation (the DP-Sniper way), of a per-sample Python loop
+using numpy's Generator (the StatDP way), the ratios, and the JIT time of a cold start
+and of a second process that loads the kernel from the disk cache.
+
+Run: ``python -m bench.samplers [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from typing import Callable
+
+import numba
+import numpy as np
+
+from bench.common import best_time, machine, markdown_table, run_python
+from samplers import catalogue
+from samplers.compile import compile_sampler
+from samplers.lang.ir import BOTTOM_CODE
+
+EPS = 0.1
+
+
+# -- baselines: the same mechanisms written directly in numpy / plain Python -------------
+def _geom(rng: np.random.Generator, a: float, size) -> np.ndarray:
+    """Two-sided geometric noise P(z) ~ a^|z| as a difference of two geometric draws."""
+    return rng.geometric(1 - a, size) - rng.geometric(1 - a, size)
+
+
+def nmg_numpy(x, n, rng, a=0.5, top=2):
+    noisy = np.clip(np.asarray(x) + _geom(rng, a, (n, len(x))), 0, top)
+    return np.argmax(noisy + 0.5 * rng.random((n, len(x))), axis=1) + 1  # jitter: uniform ties
+
+
+def nmg_python(x, rng, a=0.5, top=2):
+    noisy = [min(max(v + int(rng.geometric(1 - a)) - int(rng.geometric(1 - a)), 0), top) for v in x]
+    best = max(noisy)
+    return int(rng.choice([i for i, v in enumerate(noisy) if v == best])) + 1
+
+
+def rnm_numpy(x, n, rng):
+    return np.argmax(np.asarray(x) + rng.laplace(scale=2 / EPS, size=(n, len(x))), axis=1)
+
+
+def rnm_python(x, rng):
+    return int(np.argmax(np.asarray(x) + rng.laplace(scale=2 / EPS, size=len(x))))
+
+
+def svt_numpy(x, n, rng, c=1, T=0.5):
+    rho = rng.laplace(scale=2 / EPS, size=(n, 1))
+    above = np.asarray(x) + rng.laplace(scale=4 * c / EPS, size=(n, len(x))) >= T + rho
+    done_before = np.cumsum(above, axis=1) - above >= c
+    return np.where(done_before, BOTTOM_CODE, above.astype(np.int64))
+
+
+def svt_python(x, rng, c=1, T=0.5):
+    rho = rng.laplace(scale=2 / EPS)
+    out, count = [], 0
+    for q in x:
+        if q + rng.laplace(scale=4 * c / EPS) >= T + rho:
+            out.append(1)
+            count += 1
+            if count >= c:
+                break
+        else:
+            out.append(0)
+    return out
+
+
+def tg_numpy(x, n, rng, a=0.5, top=10):
+    return np.clip(x[0] + _geom(rng, a, n), 0, top)
+
+
+def tg_python(x, rng, a=0.5, top=10):
+    return min(max(x[0] + int(rng.geometric(1 - a)) - int(rng.geometric(1 - a)), 0), top)
+
+
+CASES: list[tuple[str, str, dict, tuple, Callable, Callable]] = [
+    ("discrete noisy max (m=5)", "noisy_max_geom", {}, (0, 2, 2, 2, 2), nmg_numpy, nmg_python),
+    ("Laplace noisy max (m=5)", "report_noisy_max1", {"eps": EPS}, (1, 1, 1, 1, 1), rnm_numpy, rnm_python),
+    ("SVT1 (10 queries)", "svt1", {"eps": EPS}, (0, 1, 2, 1, 0, 1, 2, 1, 0, 1), svt_numpy, svt_python),
+    ("truncated geometric (m=10)", "trunc_geom", {"m": 10}, (3,), tg_numpy, tg_python),
+]
+
+_STARTUP = """
+import json, time
+t0 = time.perf_counter()
+from samplers import catalogue
+from samplers.compile import compile_sampler
+t1 = time.perf_counter()
+s = compile_sampler(catalogue.get({name!r}), **{params!r})
+s.warm_up()
+t2 = time.perf_counter()
+print(json.dumps({{"import": t1 - t0, "start": t2 - t1}}))
+"""
+
+
+def startup_times(name: str, params: dict) -> tuple[dict, dict]:
+    """(cold, cached) start of a fresh process: imports, then compile + first sample."""
+    with tempfile.TemporaryDirectory() as d:
+        env = {"DPHYBRID_CACHE_DIR": d + "/k", "NUMBA_CACHE_DIR": d + "/n"}
+        code = _STARTUP.format(name=name, params=params)
+        return run_python(code, env), run_python(code, env)
+
+
+def measure(quick: bool) -> list[list]:
+    n_fast = 2_000_000 if quick else 10_000_000
+    n_numpy = 500_000 if quick else 2_000_000
+    n_python = 5_000 if quick else 20_000
+    threads = numba.config.NUMBA_NUM_THREADS
+    rows = []
+    for label, name, params, x, numpy_impl, python_impl in CASES:
+        sampler = compile_sampler(catalogue.get(name), **params)
+        sampler.warm_up()
+        rate1 = n_fast / best_time(lambda: sampler.sample(x, n_fast, 1, threads=1))
+        rate_all = n_fast / best_time(lambda: sampler.sample(x, n_fast, 1, threads=threads))
+        rng = np.random.default_rng(0)
+        rate_np = n_numpy / best_time(lambda: numpy_impl(x, n_numpy, rng))
+        rate_py = n_python / best_time(lambda: [python_impl(x, rng) for _ in range(n_python)], repeat=1)
+        cold, cached = startup_times(name, params)
+        rows.append([label, rate1, rate_all, rate_np, rate_py, rate_all / rate_np, rate_all / rate_py,
+                     cold["start"], cached["start"], cached["import"]])
+    return rows
+
+
+HEADERS = ["mechanism", "numba 1 thread /s", "numba all threads /s", "numpy vectorised /s",
+           "Python loop /s", "x numpy", "x Python loop", "JIT cold s", "cached start s", "import s"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sample sizes")
+    args = ap.parse_args()
+    rows = measure(args.quick)
+    print(f"Sampler throughput (outputs per second; {machine()}, {numba.config.NUMBA_NUM_THREADS} numba threads)\n")
+    print(markdown_table(HEADERS, rows))
+
+
+if __name__ == "__main__":
+    main()
