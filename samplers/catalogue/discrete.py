@@ -118,7 +118,7 @@ def noisy_max_geom_value(x, *, m=5, n=2, a="1/2"):
 
 
 @register
-@mechanism(domain=ints(lo=0, hi="n", size="L"), neighbours=all_differ,
+@mechanism(domain=ints(lo=0, hi="n", size="L"), neighbours=all_differ, length_param="L",
            claimed_eps=lambda p: 2 * _log_inv(p["a1"]))
 def above_threshold_geom(x, *, L=2, n=2, T=1, a1="1/4", a2="1/2"):
     """Discrete above threshold (FAIER Algorithm 3): not private for any eps.

@@ -55,7 +55,7 @@ def _svt_mechanism(name: str, aliases: tuple[str, ...], doc: str, **shape: Any):
     body.__name__ = name
     body.__doc__ = doc
     return register(mechanism(domain=ints(lo=0, hi="n", size="L"), neighbours=all_differ,
-                              claimed_eps=_claimed, name=name, aliases=aliases)(body))
+                              claimed_eps=_claimed, name=name, aliases=aliases, length_param="L")(body))
 
 
 svt_geom = _svt_mechanism(

@@ -80,6 +80,7 @@ class Mechanism:
         symmetric: bool | Callable[[Mapping[str, Any]], bool] = False,
         check: ParamCheck | None = None,
         claimed_eps: Callable[[Mapping[str, Any]], float] | None = None,
+        length_param: str | None = None,
     ) -> None:
         sig = inspect.signature(fn)
         ps = list(sig.parameters.values())
@@ -103,6 +104,9 @@ class Mechanism:
         self.symmetric = symmetric
         self.check = check
         self.claimed_eps_fn = claimed_eps
+        if length_param is not None and length_param not in self.defaults:
+            raise LanguageError(f"mechanism {fn.__name__}: length_param {length_param!r} is not a parameter")
+        self.length_param = length_param
         self._traces: dict[tuple, Program] = {}
 
     def __repr__(self) -> str:
@@ -177,19 +181,22 @@ def mechanism(
     symmetric: bool | Callable[[Mapping[str, Any]], bool] = False,
     check: ParamCheck | None = None,
     claimed_eps: Callable[[Mapping[str, Any]], float] | None = None,
+    length_param: str | None = None,
 ) -> Callable[[Callable[..., Any]], Mechanism]:
     """Declare a mechanism: ``@mechanism(domain=ints(...), neighbours=one_differ)``.
 
     ``symmetric`` declares that permuting the input coordinates permutes nothing but
     the output labels, so exact global searches may restrict to sorted inputs.
     ``check`` validates a parameter set (raising ParameterError) before tracing, and
-    ``claimed_eps`` gives the epsilon the mechanism is meant to satisfy (for suites).
+    ``claimed_eps`` gives the epsilon the mechanism is meant to satisfy (for suites), and
+    ``length_param`` names the parameter that sets how many queries an unbounded-length
+    mechanism (sparse vector, above threshold) answers, so a search can grow it.
     """
 
     def wrap(fn: Callable[..., Any]) -> Mechanism:
         return Mechanism(
             fn, domain=domain, neighbours=neighbours, name=name, aliases=aliases,
-            symmetric=symmetric, check=check, claimed_eps=claimed_eps,
+            symmetric=symmetric, check=check, claimed_eps=claimed_eps, length_param=length_param,
         )
 
     return wrap
