@@ -1,0 +1,208 @@
+"""Certify counterexamples found by testing: exact ratios of given witnesses.
+
+Accepted inputs (a JSON file or the parsed object):
+
+- a dphybrid witness ``{"mechanism", "params", "x", "x_prime", "event", "claimed_eps"?}``,
+  a list of them, or any dphybrid result carrying a ``"witness"`` (search, verify, estimate);
+- StatDP's result list ``[[epsilon, p, d1, d2, kwargs, event], ...]`` (the mechanism named
+  separately, since StatDP's results do not name it): each event component is a value
+  (categorical output) or an interval ``[-inf, a]`` meaning ``-inf < o < a``;
+- the randomised threshold attack exported by ``hybrid.sniper`` (a fitted linear model,
+  its scaler and feature transform, threshold ``t`` and tie probability ``q``), whose
+  probability ``P(S) = P(score > t) + q P(score = t)`` is computed exactly over the
+  discrete output space.
+
+Each witness is checked against the mechanism's domain and neighbour relation, then its
+exact ratio ``P(M(x) in E) / P(M(x') in E)`` is computed by an exact backend; a claimed
+violation of eps-DP holds when the ratio exceeds the upper end of the bracket of e^eps.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from hybrid.formats import output_from_json, params_to_json
+from samplers import catalogue
+from samplers.errors import DPHybridError
+from samplers.lang.exact import fraction_str
+from samplers.lang.mechanism import Mechanism
+from verifiers.backends import get_backend
+from verifiers.epsilon import eps_lower, eps_upper, exp_bracket
+from verifiers.ratio import INF, ratio, ratio_str
+
+
+class WitnessFileError(DPHybridError):
+    """A witness file is unreadable, malformed or inconsistent."""
+
+
+@dataclass
+class Witness:
+    """A claimed counterexample: the pair, the event (a membership test) and the claim."""
+
+    mechanism: Mechanism
+    params: dict[str, Any]
+    x: tuple[int, ...]
+    x_prime: tuple[int, ...]
+    event: Callable[[Any], bool]
+    event_json: Any
+    claimed_eps: float | None = None
+    source: str = "dphybrid"
+    extra: dict[str, Any] | None = None
+
+
+@dataclass
+class Certificate:
+    """The exact verdict on one witness."""
+
+    witness: Witness
+    p_x: Fraction
+    p_x_prime: Fraction
+    backend: str
+
+    @property
+    def ratio(self) -> Any:
+        return ratio(self.p_x, self.p_x_prime)
+
+    @property
+    def violation_holds(self) -> bool | None:
+        """Whether the claimed violation of eps-DP is certain (None without a claim)."""
+        eps = self.witness.claimed_eps
+        if eps is None:
+            return None
+        r = self.ratio
+        return r == INF or r > exp_bracket(eps)[1]
+
+    def to_json(self) -> dict[str, Any]:
+        w = self.witness
+        r = self.ratio
+        lo = eps_lower(r) if r else 0.0
+        return {
+            "mechanism": w.mechanism.name, "params": params_to_json(w.params), "source": w.source,
+            "witness": {"mechanism": w.mechanism.name, "params": params_to_json(w.params),
+                        "x": list(w.x), "x_prime": list(w.x_prime), "event": w.event_json},
+            "p_x": fraction_str(self.p_x), "p_x_prime": fraction_str(self.p_x_prime),
+            "ratio": ratio_str(r), "eps_lower": "inf" if lo == INF else lo,
+            "eps_upper": "inf" if r == INF else (eps_upper(r) if r else 0.0),
+            "claimed_eps": w.claimed_eps, "violation_holds": self.violation_holds,
+            "certified": True, "backend": self.backend, **(w.extra or {}),
+        }
+
+
+def _mechanism(name: Any) -> Mechanism:
+    if not isinstance(name, str):
+        raise WitnessFileError(f"the mechanism must be a name, got {name!r}")
+    return catalogue.get(name)
+
+
+def _point(v: Any, what: str) -> tuple[int, ...]:
+    if not isinstance(v, list) or not all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in v):
+        raise WitnessFileError(f"{what} must be a list of integers, got {v!r}")
+    return tuple(v)
+
+
+def _set_event(raw: Any) -> tuple[Callable[[Any], bool], Any]:
+    if not isinstance(raw, list):
+        raise WitnessFileError(f"event must be a list of outputs, got {raw!r}")
+    try:
+        outs = {output_from_json(o) for o in raw}
+    except DPHybridError as e:
+        raise WitnessFileError(f"event: {e}") from None
+    return outs.__contains__, raw
+
+
+def _own_witness(d: Mapping[str, Any], claimed: float | None) -> Witness:
+    for key in ("mechanism", "x", "x_prime", "event"):
+        if key not in d:
+            raise WitnessFileError(f"witness lacks {key!r}")
+    mech = _mechanism(d["mechanism"])
+    params = d.get("params", {})
+    if not isinstance(params, dict):
+        raise WitnessFileError("witness params must be an object")
+    event, event_json = _set_event(d["event"])
+    claim = d.get("claimed_eps", claimed)
+    return Witness(mech, mech.params(**params), _point(d["x"], "x"), _point(d["x_prime"], "x_prime"),
+                   event, event_json, None if claim is None else float(claim))
+
+
+def _statdp_component(c: Any) -> Callable[[Any], bool]:
+    if isinstance(c, list) and len(c) == 2:
+        hi = float(c[1])
+        return lambda v: v < hi  # StatDP's numeric events are open intervals (-inf, a)
+    if isinstance(c, (int, float)) and not isinstance(c, bool):
+        return lambda v, c=c: v == c
+    raise WitnessFileError(f"StatDP event component {c!r} is neither a value nor an interval [lo, hi]")
+
+
+def _statdp_witness(row: Any, mech: Mechanism) -> Witness:
+    if not isinstance(row, list) or len(row) != 6:
+        raise WitnessFileError(f"a StatDP result is [epsilon, p, d1, d2, kwargs, event], got {row!r}")
+    eps, p, d1, d2, kwargs, event = row
+    if not isinstance(kwargs, dict):
+        raise WitnessFileError("StatDP kwargs must be an object")
+    params = {}
+    for k, v in kwargs.items():
+        key = {"epsilon": "eps", "N": "c"}.get(k, k)
+        if key in mech.defaults:
+            params[key] = v
+        elif k != "epsilon":
+            raise WitnessFileError(f"StatDP kwargs name {k!r}, which {mech.name} does not have")
+    comps = event if isinstance(event, list) else [event]
+    tests = [_statdp_component(c) for c in comps]
+
+    def member(o: Any) -> bool:
+        vals = o if isinstance(o, tuple) else (o,)
+        return len(vals) == len(tests) and all(t(v) for t, v in zip(tests, vals))
+
+    return Witness(mech, mech.params(**params), _point(d1, "d1"), _point(d2, "d2"), member, event,
+                   float(eps), "statdp", {"statdp_p_value": p})
+
+
+def parse_witnesses(data: Any, *, mechanism: str | None = None, claimed_eps: float | None = None) -> list[Witness]:
+    """The witnesses in a parsed file (see the module docstring for the formats)."""
+    if isinstance(data, dict) and data.get("kind") == "threshold_attack":
+        from hybrid.attack_export import attack_witness  # the classifier attack's exported form
+
+        return [attack_witness(data, claimed_eps)]
+    if isinstance(data, dict) and "witness" in data and isinstance(data["witness"], dict):
+        claim = data.get("claimed_eps", claimed_eps)
+        return [_own_witness(data["witness"], claim)]
+    if isinstance(data, dict):
+        return [_own_witness(data, claimed_eps)]
+    if isinstance(data, list) and data and all(isinstance(r, list) for r in data):
+        if mechanism is None:
+            raise WitnessFileError("a StatDP result list does not name its mechanism: pass --mechanism")
+        mech = _mechanism(mechanism)
+        return [_statdp_witness(r, mech) for r in data]
+    if isinstance(data, list) and data and all(isinstance(r, dict) for r in data):
+        return [w for r in data for w in parse_witnesses(r, claimed_eps=claimed_eps)]
+    raise WitnessFileError("not a witness, a list of witnesses, a dphybrid result or a StatDP result list")
+
+
+def load_witnesses(path: str | Path, **kw: Any) -> list[Witness]:
+    """Read and parse a witness file."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise WitnessFileError(f"no such file: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise WitnessFileError(f"cannot read {path}: {e}") from None
+    return parse_witnesses(data, **kw)
+
+
+def certify(witness: Witness, backend: str = "auto") -> Certificate:
+    """The exact probabilities of the witness's event under x and x'."""
+    program = witness.mechanism.trace(**witness.params)
+    exact = get_backend(program, backend)
+    x, xp = exact.check_pair(witness.x, witness.x_prime)
+    return Certificate(witness, exact.event_probability(x, witness.event),
+                       exact.event_probability(xp, witness.event), exact.name)
+
+
+def certify_file(path: str | Path, *, backend: str = "auto", **kw: Any) -> list[Certificate]:
+    """Certify every witness in a file."""
+    return [certify(w, backend) for w in load_witnesses(path, **kw)]
+

@@ -1,0 +1,449 @@
+"""The hybrid search: testing proposes, an exact backend certifies and bisects epsilon.
+
+For a discrete mechanism (one with an exact backend):
+
+1. **propose** -- sample every candidate input pair (StatDP's patterns plus random
+   neighbour pairs) with the numba sampler and run the StatDP-style test: a statistical
+   interval for eps, the event that achieved it, and a ranking of the pairs;
+2. **certify** -- compute the exact ratio of the proposed event on its pair, and the exact
+   level of each promising pair; a certified lower bound needs no confidence level;
+3. **bisect** -- on the best pair, bisect eps with the exact decision oracle
+   ``exists_violation(x, x', c)`` from the tester's interval (FAIER's Algorithm 4 starts
+   from StatDP's) until the certified bracket is narrower than ``precision``;
+4. **improve** -- local search on the inputs while the certified ratio grows;
+5. **global** -- where the domain is small, verify every neighbour pair, so the result can
+   also say ``proved_dp`` and ``eps_upper``;
+6. **grow** -- for mechanisms with a length parameter (sparse vector, above threshold),
+   lengthen the input until the certified bound crosses the claim or a limit.
+
+Continuous mechanisms have no exact backend: the result is the best statistical bound
+(StatDP interval and the classifier attack), ``certified: false``, and says why.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from hybrid.formats import output_to_json, params_to_json, value_to_json
+from hybrid.inputs import Pair, local_move, pattern_pairs, random_pair
+from hybrid.seeds import derive_seed
+from hybrid.statdp import StatDPTester
+from samplers.compile import compile_sampler
+from samplers.errors import DPHybridError, ParameterError
+from samplers.lang.ir import Program
+from samplers.lang.mechanism import Mechanism
+from verifiers.backends import get_backend
+from verifiers.base import ExactBackend
+from verifiers.epsilon import bisect_epsilon, eps_lower, eps_upper, exp_bracket
+from verifiers.ratio import INF, Ratio, ratio_str
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Budget:
+    """Explicit limits of one search; hitting one is reported in the result."""
+
+    time: float = 300.0  # seconds for the whole search
+    samples: int = 20_000_000  # mechanism outputs drawn by the testers
+    global_pairs: int = 20_000  # run the global verification only up to this many neighbour pairs
+    local_steps: int = 60  # exact evaluations in the local search
+    max_length: int = 40  # longest input tried when growing a length parameter
+
+
+@dataclass
+class Candidate:
+    """A pair with what testing and the exact backend said about it."""
+
+    pair: Pair
+    stat_score: float = math.nan
+    ratio: Ratio | None = None  # exact best single-output ratio
+    output: Any = None
+
+    def key(self) -> tuple:
+        return (self.pair.x, self.pair.x_prime)
+
+
+@dataclass
+class SearchResult:
+    """What a search found: the JSON result contract of DESIGN.md plus search details."""
+
+    mechanism: str
+    params: dict[str, Any]
+    certified: bool
+    eps_lower: float
+    ratio: Ratio | None
+    witness: dict[str, Any] | None
+    backend: str | None
+    precision: float
+    seed: int
+    stat_interval: list[float] | None = None
+    bracket: list[float] | None = None
+    eps_upper: float | None = None
+    proved_dp: bool | None = None
+    claimed_eps: float | None = None
+    refuted: bool | None = None
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    growth: list[dict[str, Any]] = field(default_factory=list)
+    samples: int = 0
+    exact_queries: int = 0
+    limits_hit: list[str] = field(default_factory=list)
+    note: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    pvalue_curve: list[tuple[float, float]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "mechanism": self.mechanism, "params": params_to_json(self.params),
+            "certified": self.certified, "eps_lower": self.eps_lower,
+            "ratio": None if self.ratio is None else ratio_str(self.ratio),
+            "witness": self.witness, "backend": self.backend, "precision": self.precision,
+            "seed": self.seed, "stat_interval": value_to_json(self.stat_interval),
+            "bracket": value_to_json(self.bracket), "eps_upper": value_to_json(self.eps_upper),
+            "proved_dp": self.proved_dp, "claimed_eps": self.claimed_eps, "refuted": self.refuted,
+            "candidates": self.candidates, "growth": self.growth, "samples": self.samples,
+            "exact_queries": self.exact_queries, "limits_hit": self.limits_hit, "note": self.note,
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+            "pvalue_curve": [[e, p] for e, p in self.pvalue_curve],
+        }
+        if out["eps_lower"] == INF:
+            out["eps_lower"] = "inf"
+        return out
+
+
+class _Clock:
+    """Per-stage timings and the overall deadline."""
+
+    def __init__(self, limit: float) -> None:
+        self.start = time.perf_counter()
+        self.deadline = self.start + limit
+        self.timings: dict[str, float] = {}
+        self._stage: tuple[str, float] | None = None
+
+    def stage(self, name: str) -> None:
+        now = time.perf_counter()
+        if self._stage is not None:
+            label, t0 = self._stage
+            self.timings[label] = self.timings.get(label, 0.0) + now - t0
+        self._stage = (name, now)
+
+    def done(self) -> dict[str, float]:
+        self.stage("")
+        self.timings["total"] = time.perf_counter() - self.start
+        return self.timings
+
+    @property
+    def expired(self) -> bool:
+        return time.perf_counter() > self.deadline
+
+
+class _Search:
+    """One run of the pipeline (state shared by the stages)."""
+
+    def __init__(self, program: Program, *, precision: float, claimed_eps: float | None, seed: int,
+                 budget: Budget, backend: str, global_check: bool | None, progress: Progress) -> None:
+        self.program = program
+        self.precision = precision
+        self.claimed = claimed_eps
+        self.seed = seed
+        self.budget = budget
+        self.backend_name = backend
+        self.global_check = global_check
+        self.say = progress
+        self.clock = _Clock(budget.time)
+        self.queries = 0
+        self.samples = 0
+        self.limits: list[str] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _exact(self, program: Program) -> ExactBackend:
+        return get_backend(program, self.backend_name)
+
+    def _pair_level(self, exact: ExactBackend, pair: Pair) -> tuple[Ratio, Any]:
+        self.queries += 1
+        return exact.pair_epsilon(pair.x, pair.x_prime)
+
+    def _oracle(self, exact: ExactBackend, pair: Pair) -> Callable[[Fraction], Any]:
+        def violation(c: Fraction) -> Any:
+            self.queries += 1
+            return exact.exists_violation(pair.x, pair.x_prime, c)
+
+        return violation
+
+    def _witness(self, program: Program, pair: Pair, event: list[Any]) -> dict[str, Any]:
+        return {"mechanism": program.name, "params": params_to_json(program.param_dict),
+                "x": list(pair.x), "x_prime": list(pair.x_prime),
+                "event": [output_to_json(o) for o in event]}
+
+    # -- stages ----------------------------------------------------------------------------
+    def propose(self, sampler: Any) -> tuple[list[Pair], Any]:
+        """StatDP-style test over pattern and random pairs: ranked pairs and the interval."""
+        program = sampler.program
+        rng = np.random.default_rng(derive_seed(self.seed, 11))
+        pairs = pattern_pairs(program.domain, program.neighbours)
+        seen = {(p.x, p.x_prime) for p in pairs}
+        for _ in range(max(4, len(pairs) // 2)):
+            try:
+                p = random_pair(program.domain, program.neighbours, rng)
+            except ValueError:
+                break
+            if (p.x, p.x_prime) not in seen:
+                seen.add((p.x, p.x_prime))
+                pairs.append(p)
+        per_pair = max(2_000, self.budget.samples // (4 * len(pairs)))
+        n_select, n_test = min(100_000, per_pair), min(400_000, 2 * per_pair)
+        tester = StatDPTester(sampler, pairs=pairs, n_select=n_select, n_test=n_test,
+                              seed=derive_seed(self.seed, 12), progress=self.say)
+        interval = tester.interval(precision=max(self.precision, 0.02))
+        self.samples += 2 * n_select * len(pairs) + 2 * n_test * len(tester._fresh)
+        cands, owner = tester.selection()
+        eps0 = interval.lo
+        score = np.log((np.maximum(cands.cx, cands.cy) + 0.5) / (np.minimum(cands.cx, cands.cy) + 0.5))
+        enough = (cands.cx + cands.cy) > 0.001 * n_select * math.exp(min(eps0, 700.0))
+        best: dict[int, float] = {}
+        for s, o, ok in zip(score, owner, enough):
+            if ok:
+                best[int(o)] = max(best.get(int(o), -INF), float(s))
+        ranked = sorted(best, key=lambda i: -best[i])
+        ordered = [pairs[i] for i in ranked] + [p for i, p in enumerate(pairs) if i not in best]
+        # each pair in the direction its best event favours
+        directed = []
+        for i, p in enumerate(ordered):
+            k = pairs.index(p)
+            mask = owner == k
+            if mask.any():
+                j = np.flatnonzero(mask)[int(np.argmax(score[mask]))]
+                if cands.cy[j] > cands.cx[j]:
+                    p = p.swapped()
+            directed.append(p)
+        self.stat_scores = {(p.x, p.x_prime): best.get(pairs.index(q), math.nan) for p, q in zip(directed, ordered)}
+        return directed, interval
+
+    def certify(self, exact: ExactBackend, pairs: list[Pair], keep: int = 4) -> list[Candidate]:
+        """Exact levels of the most promising pairs (both orders), best first."""
+        out: dict[tuple, Candidate] = {}
+        for p in pairs[:keep]:
+            for q in (p, p.swapped()):
+                if (q.x, q.x_prime) in out or not exact.program.neighbours.contains(q.x, q.x_prime):
+                    continue
+                r, o = self._pair_level(exact, q)
+                out[(q.x, q.x_prime)] = Candidate(q, self.stat_scores.get((q.x, q.x_prime), math.nan), r, o)
+        return sorted(out.values(), key=lambda c: -c.ratio)
+
+    def improve(self, exact: ExactBackend, best: Candidate) -> Candidate:
+        """Hill-climb on the exact pair level with local moves, while it pays."""
+        program = exact.program
+        rng = np.random.default_rng(derive_seed(self.seed, 13))
+        tried = {best.key()}
+        stale = 0
+        for _ in range(self.budget.local_steps):
+            if self.clock.expired or best.ratio == INF:
+                break
+            move = local_move(best.pair, program.domain, program.neighbours, rng)
+            if (move.x, move.x_prime) in tried:
+                stale += 1
+                if stale > 20:
+                    break
+                continue
+            tried.add((move.x, move.x_prime))
+            r, o = self._pair_level(exact, move)
+            if r > best.ratio:
+                best, stale = Candidate(move, math.nan, r, o), 0
+        return best
+
+    def bisect(self, exact: ExactBackend, best: Candidate, interval: Any) -> tuple[list[float], Any]:
+        """Certified bracket for the best pair, starting from the tester's interval."""
+        oracle = self._oracle(exact, best.pair)
+        lo = interval.lo if interval is not None else 0.0
+        hi = interval.hi if interval is not None else INF
+        if lo > 0 and not oracle(exp_bracket(lo)[1]):
+            lo = 0.0  # the tester's lower end is not certified on this pair
+        if hi != INF and oracle(exp_bracket(hi)[0]):
+            hi = INF  # nor its upper end
+        b = bisect_epsilon(oracle, lo, hi, self.precision, witness=best.output)
+        return [b.lo, b.hi], b.witness
+
+    def global_verify(self, exact: ExactBackend) -> Any:
+        pairs = sum(1 for _ in exact.neighbour_pairs())
+        if self.global_check is False or (self.global_check is None and pairs > self.budget.global_pairs):
+            if self.global_check is None:
+                self.limits.append(f"global verification skipped: {pairs} neighbour pairs > {self.budget.global_pairs}")
+            return None
+        self.queries += pairs
+        return exact.global_epsilon()
+
+
+def _length_param(mech: Mechanism | None) -> str | None:
+    return getattr(mech, "length_param", None) if mech is not None else None
+
+
+def search(
+    mech: Mechanism | Program,
+    params: Mapping[str, Any] | None = None,
+    *,
+    precision: float = 1e-3,
+    claimed_eps: float | None = None,
+    seed: int = 0,
+    time_budget: float | None = None,
+    budget: Budget | None = None,
+    backend: str = "auto",
+    global_check: bool | None = None,
+    progress: Progress | None = None,
+) -> SearchResult:
+    """Find a certified lower bound on epsilon (see the module docstring).
+
+    ``global_check`` None decides by size (``budget.global_pairs``); ``time_budget``
+    overrides ``budget.time``.
+    """
+    if not precision > 0:
+        raise ParameterError(f"precision must be positive, got {precision}")
+    if claimed_eps is not None and not claimed_eps >= 0:
+        raise ParameterError(f"claimed eps must be non-negative, got {claimed_eps}")
+    budget = budget or Budget()
+    if time_budget is not None:
+        budget.time = float(time_budget)
+    program = mech.trace(**(params or {})) if isinstance(mech, Mechanism) else mech
+    if not isinstance(mech, Mechanism) and params:
+        raise ParameterError("parameters cannot be given with an already traced program")
+    s = _Search(program, precision=precision, claimed_eps=claimed_eps, seed=seed, budget=budget,
+                backend=backend, global_check=global_check, progress=progress or (lambda m: None))
+    if program.continuous:
+        return _statistical(s, program)
+    return _discrete(s, program, mech if isinstance(mech, Mechanism) else None)
+
+
+def _discrete(s: _Search, program: Program, mech: Mechanism | None) -> SearchResult:
+    clock = s.clock
+    clock.stage("compile")
+    exact = s._exact(program)
+    sampler = compile_sampler(program)
+    sampler.warm_up()
+    clock.stage("propose")
+    s.say("testing candidate pairs")
+    pairs, interval = s.propose(sampler)
+    clock.stage("certify")
+    s.say("certifying the best pairs exactly")
+    cands = s.certify(exact, pairs)
+    # the tester's own event, certified as proposed
+    proposed = None
+    if interval.rejected is not None:
+        d = interval.rejected
+        s.queries += 1
+        proposed = {"x": list(d.pair.x), "x_prime": list(d.pair.x_prime), "event": d.event.describe(),
+                    "p_value": d.p_value, "eps": d.eps,
+                    "ratio": ratio_str(exact.witness_ratio(d.pair.x, d.pair.x_prime, d.event))}
+    clock.stage("improve")
+    best = s.improve(exact, cands[0])
+    clock.stage("bisect")
+    s.say("bisecting epsilon with the exact oracle")
+    bracket, out = s.bisect(exact, best, interval)
+    out = out if out is not None else best.output
+    witness_ratio = exact.witness_ratio(best.pair.x, best.pair.x_prime, [out]) if out is not None else Fraction(0)
+    s.queries += 1
+    lower = eps_lower(witness_ratio) if witness_ratio else 0.0
+    bracket[0] = max(bracket[0], lower) if lower != INF else INF
+    clock.stage("global")
+    g = s.global_verify(exact)
+    result_ratio, witness = witness_ratio, s._witness(program, best.pair, [out] if out is not None else [])
+    eps_up, proved = None, None
+    if g is not None:
+        eps_up = g.eps_upper
+        if g.ratio > result_ratio:
+            result_ratio, lower = g.ratio, g.eps_lower
+            witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [g.output])
+        if s.claimed is not None:
+            proved = g.ratio == 0 or (g.ratio != INF and g.ratio <= exp_bracket(s.claimed)[0])
+    result = SearchResult(
+        mechanism=program.name, params=program.param_dict, certified=True, eps_lower=lower,
+        ratio=result_ratio, witness=witness, backend=exact.name, precision=s.precision, seed=s.seed,
+        stat_interval=[interval.lo, interval.hi], bracket=bracket, eps_upper=eps_up, proved_dp=proved,
+        claimed_eps=s.claimed,
+        candidates=[{"x": list(c.pair.x), "x_prime": list(c.pair.x_prime), "origin": c.pair.origin,
+                     "ratio": ratio_str(c.ratio), "output": output_to_json(c.output)} for c in cands],
+        pvalue_curve=[(d.eps, d.p_value) for d in interval.probes],
+    )
+    if proposed is not None:
+        result.candidates.insert(0, {"proposed_by": "statdp", **proposed})
+    if s.claimed is not None:
+        result.refuted = lower > s.claimed
+    length = _length_param(mech)
+    if length is not None and s.claimed is not None and not result.refuted:
+        clock.stage("grow")
+        _grow(s, mech, program, length, result)
+    result.samples, result.exact_queries, result.limits_hit = s.samples, s.queries, s.limits
+    if clock.expired:
+        result.limits_hit.append(f"time budget of {s.budget.time:g} s reached")
+    result.timings = clock.done()
+    return result
+
+
+def _extensions(pair: Pair, length: int) -> list[Pair]:
+    """Candidate pairs of length ``length`` from a shorter pair: repeat one coordinate."""
+    out = []
+    k = len(pair.x)
+    for i in range(k):
+        reps = length - k
+        x = pair.x[:i] + (pair.x[i],) * reps + pair.x[i:]
+        xp = pair.x_prime[:i] + (pair.x_prime[i],) * reps + pair.x_prime[i:]
+        out.append(Pair(x, xp, "extended witness"))
+    return out
+
+
+def _grow(s: _Search, mech: Mechanism, program: Program, length: str, result: SearchResult) -> None:
+    """Lengthen the input until the certified bound crosses the claim (or a limit)."""
+    params = dict(program.param_dict)
+    best_pair = Pair(tuple(result.witness["x"]), tuple(result.witness["x_prime"]), "witness")
+    start = params[length]
+    for n in range(start + 1, s.budget.max_length + 1):
+        if s.clock.expired:
+            s.limits.append(f"time budget reached while growing {length} (at {length}={n})")
+            return
+        params[length] = n
+        prog = mech.trace(**params)
+        exact = s._exact(prog)
+        cands = _extensions(best_pair, n) + pattern_pairs(prog.domain, prog.neighbours)
+        scored = [Candidate(p, math.nan, *s._pair_level(exact, p)) for p in cands
+                  if prog.neighbours.contains(p.x, p.x_prime)]
+        best = max(scored, key=lambda c: c.ratio)
+        best = s.improve(exact, best)
+        best_pair = best.pair
+        low = eps_lower(best.ratio)
+        result.growth.append({length: n, "ratio": ratio_str(best.ratio), "eps_lower": value_to_json(low),
+                              "x": list(best.pair.x), "x_prime": list(best.pair.x_prime),
+                              "output": output_to_json(best.output)})
+        if low > s.claimed:
+            result.eps_lower, result.ratio, result.refuted = low, best.ratio, True
+            result.witness = s._witness(prog, best.pair, [best.output])
+            result.note = f"the claim eps = {s.claimed:g} is refuted at {length} = {n}"
+            return
+    s.limits.append(f"{length} grown to {s.budget.max_length} without crossing the claim")
+
+
+def _statistical(s: _Search, program: Program) -> SearchResult:
+    """Continuous mechanisms: the best statistical bound, not certified."""
+    from hybrid.estimate import estimate  # the testers' combined statistical lower bound
+
+    s.clock.stage("compile")
+    sampler = compile_sampler(program)
+    sampler.warm_up()
+    s.clock.stage("estimate")
+    est = estimate(sampler, seed=s.seed, time_budget=max(1.0, s.budget.time - (time.perf_counter() - s.clock.start)),
+                   progress=s.say)
+    result = SearchResult(
+        mechanism=program.name, params=program.param_dict, certified=False,
+        eps_lower=est.eps_lower, ratio=None, witness=est.witness, backend=None, precision=s.precision,
+        seed=s.seed, stat_interval=est.stat_interval, claimed_eps=s.claimed,
+        note=f"{program.name} draws continuous noise, which no exact backend supports: "
+             f"the bound is statistical ({est.confidence:.0%} confidence)",
+        samples=est.samples,
+    )
+    if s.claimed is not None and est.eps_lower > s.claimed:
+        result.refuted = True  # statistically, at the stated confidence
+    result.timings = s.clock.done()
+    return result

@@ -1,0 +1,1 @@
+"""Built-in suites (TOML files): ``discrete``, ``statdp`` and ``dpsniper``."""
