@@ -327,9 +327,9 @@ class SmtBackend(ExactBackend):
 
     name = "smt"
 
-    def __init__(self, program: Program, *, timeout: float | None = None) -> None:
+    def __init__(self, program: Program, *, timeout: float | None = None, rlimit: int | None = None) -> None:
         super().__init__(program)
-        self.timeout = timeout
+        self.timeout, self.rlimit = timeout, rlimit
         self._models: dict[tuple, tuple[HMM, Decoder]] = {}
 
     def model(self, points: Sequence[tuple[int, ...]]) -> tuple[HMM, Decoder]:
@@ -359,7 +359,7 @@ class SmtBackend(ExactBackend):
         a, b = self.check_input(x), self.check_input(xp)
         hmm, dec = self.model([a, b])
         v = decide(hmm, {self.state(hmm, a): Fraction(1)}, {self.state(hmm, b): Fraction(1)},
-                   Fraction(c), dec.steps, timeout=self.timeout)
+                   Fraction(c), dec.steps, timeout=self.timeout, rlimit=self.rlimit)
         return v, dec, hmm
 
     def exists_violation(self, x: Sequence[int], xp: Sequence[int], c: Fraction) -> Output | None:
