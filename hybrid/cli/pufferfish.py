@@ -15,19 +15,18 @@ import argparse
 import math
 import time
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hybrid.cli.common import add_json_flag, emit_json, parse_params
 from hybrid.formats import output_str, output_to_json, value_to_json
-from samplers.errors import ParameterError, SolverUnknown
+from samplers.errors import ParameterError, SolverUnknown, UnsupportedByBackend
 from samplers.lang.exact import exact, fraction_str
 from verifiers.epsilon import eps_lower, exp_bracket
 from verifiers.hmm import Instance
-from verifiers.pufferfish import (
-    Check, CheckResult, bisect_instance, check_lengths, load_model, shipped_models,
-)
 from verifiers.ratio import ratio_str
-from verifiers.smt import ENCODINGS
+
+if TYPE_CHECKING:
+    from verifiers.pufferfish import Check, CheckResult
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -39,7 +38,7 @@ def register(subs: argparse._SubParsersAction) -> None:
     goal.add_argument("--precision", type=float, help="bisect eps to this precision with SMT as the oracle")
     p.add_argument("--k", type=int, help="check observation lengths up to K (models with loops)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per z3 query (default 60)")
-    p.add_argument("--encoding", choices=ENCODINGS, default="auto", help="SMT encoding (default auto)")
+    p.add_argument("--encoding", default="auto", help="SMT encoding: auto, symbolic or enumerated (default auto)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="fix a model parameter to an exact value (repeatable)")
     p.add_argument("--list", action="store_true", help="list the shipped example models")
@@ -106,7 +105,7 @@ def _result_json(inst: Instance, results: list[CheckResult], status: str) -> dic
 def _check(inst: Instance, c: Fraction, args: argparse.Namespace) -> list[CheckResult]:
     kw = dict(timeout=args.timeout, encoding=args.encoding)
     k_max = inst.k if args.k is None else args.k
-    return check_lengths(inst, c, k_max, k_min=min(inst.k, k_max), **kw).results
+    return _pufferfish().check_lengths(inst, c, k_max, k_min=min(inst.k, k_max), **kw).results
 
 
 def _fix_params(inst: Instance, items: list[str]) -> Instance:
@@ -114,7 +113,18 @@ def _fix_params(inst: Instance, items: list[str]) -> Instance:
     return inst.substitute(values) if values else inst
 
 
+def _pufferfish() -> Any:
+    """The z3-backed module (z3 is the optional ``smt`` extra, so it is imported on use)."""
+    try:
+        import verifiers.pufferfish as pf
+    except ImportError:
+        raise UnsupportedByBackend("the pufferfish command needs z3: pip install 'dphybrid[smt]'") from None
+    return pf
+
+
 def run(args: argparse.Namespace) -> int:
+    pf = _pufferfish()
+    load_model, shipped_models = pf.load_model, pf.shipped_models
     if args.list:
         for name in shipped_models():
             inst = load_model(name)
@@ -173,7 +183,7 @@ def _bisect(inst: Instance, args: argparse.Namespace, load: float) -> int:
     t0 = time.perf_counter()
     kw = dict(timeout=args.timeout, encoding=args.encoding)
     try:
-        b = bisect_instance(inst, args.precision, k=args.k, **kw)
+        b = _pufferfish().bisect_instance(inst, args.precision, k=args.k, **kw)
         status, reason = "bracketed", None
     except SolverUnknown as e:
         b, status, reason = None, "unknown", str(e)
