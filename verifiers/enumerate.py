@@ -2,7 +2,8 @@
 
 :func:`distribution` specialises the program to the input (constants folded), then
 walks the nodes in order keeping a joint law over the values still needed later
-(``Fraction`` weights), summing out each value after its last use.  This is
+(:class:`JointLaw`: exact, integer weights over a common ``Fraction`` scale),
+summing out each value after its last use.  This is
 enumeration of the noise support with sharing: identical partial states merge, so
 streaming mechanisms (noisy max, sparse vector) stay small.  :func:`distribution_naive`
 is the plain product over all noise outcomes, used to test the former.

@@ -281,10 +281,10 @@ def _enumerated(q: _Query) -> Verdict:
     side = _side_constraints(q, env)
     v = Verdict(UNSAT, q.k)
     seen: set[Any] = set()
-    build = solve = 0.0
+    solve = 0.0
     reasons = []
-    for obs in sorted(set(seq_num) | set(seq_den)):
-        goal = seq_num.get(obs, Fraction(0)) * z_den - q.c * seq_den.get(obs, Fraction(0)) * z_num
+    for obs in sorted(seq_num):  # where P(o|num) = 0 the goal is -c D Z_num <= 0 for valid parameters
+        goal = seq_num[obs] * z_den - q.c * seq_den.get(obs, Fraction(0)) * z_num
         if goal in seen or (not isinstance(goal, Poly) and goal <= 0):
             continue
         seen.add(goal)
