@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any, Iterable, Mapping, Union
 
 from samplers.errors import ParameterError
+from samplers.lang.exact import exact
 
 Monomial = tuple[tuple[str, int], ...]  # sorted (name, exponent > 0) pairs; () is the constant
 Entry = Union[Fraction, "Poly"]
@@ -60,9 +61,6 @@ class Poly:
     @property
     def variables(self) -> set[str]:
         return {v for m in self.terms for v, _ in m}
-
-    def degree(self) -> int:
-        return max(sum(e for _, e in m) for m in self.terms)
 
     def __add__(self, o: Any) -> Entry:
         try:
@@ -168,13 +166,6 @@ def substitute(v: Entry, values: Mapping[str, Any]) -> Entry:
     return v(values) if isinstance(v, Poly) else v
 
 
-def entry_str(v: Entry) -> str:
-    """An entry as text: ``"1/6"`` or ``"1 - p"`` style."""
-    if isinstance(v, Poly):
-        return str(v)
-    return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
-
-
 def to_z3(v: Entry, env: Mapping[str, Any]) -> Any:
     """``v`` as a z3 real term, parameters taken from ``env`` (name -> z3 Real)."""
     import z3
@@ -251,7 +242,7 @@ def parse_entry(text: Any, params: set[str] | None = None, *, what: str = "entry
     if isinstance(text, bool):
         raise ParameterError(f"{what}: expected a number or polynomial, got a boolean")
     if isinstance(text, (int, float, Fraction)):
-        return _Parser(params, what).visit_Constant(ast.Constant(text)) if not isinstance(text, Fraction) else text
+        return exact(text, what=what)
     if not isinstance(text, str):
         raise ParameterError(f"{what}: expected a number or polynomial, got {text!r}")
     try:
