@@ -28,3 +28,11 @@ class UnknownMechanism(DPHybridError):
 
 class UnsupportedByBackend(DPHybridError):
     """The chosen backend cannot handle this program (e.g. continuous noise in an exact backend)."""
+
+
+class LimitExceeded(DPHybridError):
+    """An explicit limit (a state budget, a solver timeout) stopped a computation unfinished."""
+
+
+class SolverUnknown(LimitExceeded):
+    """An exact solver stopped at an explicit limit (e.g. a timeout) without deciding."""

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from typing import Callable
 
-from samplers.errors import ParameterError
+from samplers.errors import ParameterError, UnsupportedByBackend
 from samplers.lang.ir import Program
 from verifiers.base import ExactBackend, refuse_continuous
 from verifiers.enumerate import Enumerator
 
 BACKENDS: dict[str, Callable[[Program], ExactBackend]] = {"enumerate": Enumerator}
+
+
+def _smt(program: Program) -> ExactBackend:
+    """The z3 backend (imported on use: z3 is the optional ``smt`` extra)."""
+    try:
+        from verifiers.smt import SmtBackend
+    except ImportError:
+        raise UnsupportedByBackend("the smt backend needs z3: pip install 'dphybrid[smt]'") from None
+    return SmtBackend(program)
+
+
+BACKENDS["smt"] = _smt
 
 
 def choose(program: Program) -> str:
