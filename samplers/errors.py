@@ -28,3 +28,12 @@ class UnknownMechanism(DPHybridError):
 
 class UnsupportedByBackend(DPHybridError):
     """The chosen backend cannot handle this program (e.g. continuous noise in an exact backend)."""
+
+
+class BudgetExceeded(DPHybridError):
+    """An explicit resource limit (a BDD node budget, ...) was hit before the answer."""
+
+    def __init__(self, message: str, *, limit: str = "", value: int = 0) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.value = value

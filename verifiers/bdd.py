@@ -1,0 +1,173 @@
+"""The BDD backend: exact answers by weighted model counting, in the style of Dice.
+
+The program is bit-blasted once into a relation ``R(x, z, o)`` (:mod:`verifiers.bitblast`)
+with symbolic inputs.  For an input ``x`` the relation is cofactored (``let``) and the
+noise summed out with the output bits kept (:mod:`verifiers.wmc`): the result is a
+weighted decision diagram of ``D * P(o | x)`` over *every* output at once
+(:mod:`verifiers.wdd`), so a mechanism with 2^100 outputs (randomized response on 100
+clients) costs as much as its diagram, which is linear in n.  Pair questions are
+answered on two such diagrams without listing outputs: the largest ratio (and the
+decision oracle built on it) and the Renyi sum.  :meth:`BDDBackend.table` gives
+``P(o | x)`` for every input and output at once, as exact integers over ``D``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Sequence
+
+import numpy as np
+
+from samplers.lang.ir import Program
+from verifiers.base import Distribution, Event, ExactBackend, Output
+from verifiers.bitblast import DEFAULT_NODE_BUDGET, Compiled, compile_program, regular_id
+from verifiers.ratio import INF, Ratio
+from verifiers.wdd import WDD, Edge
+from verifiers.wmc import Levels, count
+
+Law = tuple[Edge, int]  # D * P(o | x) as a WDD edge, and D
+
+
+@dataclass(frozen=True)
+class Table:
+    """``P(o | x) = numerators[i, j] / denominator`` for ``inputs[i]`` and ``outputs[j]``."""
+
+    inputs: list[tuple[int, ...]]
+    outputs: list[Output]
+    numerators: np.ndarray  # int64 when every value fits, else Python ints
+    denominator: int
+
+
+class BDDBackend(ExactBackend):
+    """Exact backend over ``dd`` BDDs (``dd.cudd`` where available, else ``dd.autoref``)."""
+
+    name = "bdd"
+
+    def __init__(self, program: Program, *, node_budget: int = DEFAULT_NODE_BUDGET,
+                 reorder: bool = True) -> None:
+        super().__init__(program)
+        self.node_budget = node_budget
+        self.reorder = reorder
+        self._compiled: Compiled | None = None
+        self._laws: dict[tuple[int, ...], Law] = {}
+        self._pairs: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Ratio, Output | None]] = {}
+
+    # -- compilation ------------------------------------------------------------------
+    @property
+    def compiled(self) -> Compiled:
+        """The bit-blasted relation (built on first use; may raise BudgetExceeded)."""
+        if self._compiled is None:
+            c = compile_program(self.program, node_budget=self.node_budget, reorder=self.reorder)
+            self._compiled = c
+            self._output_names = [n for names in c.output_bits for n in names]
+            self._regular = regular_id(c.library)
+            self._levels = self._make_levels(set(self._output_names))
+            self._rank_names = self._ranked(set(self._output_names))
+            self.wdd = WDD(len(self._output_names))
+        return self._compiled
+
+    @property
+    def library(self) -> str:
+        """Which ``dd`` implementation holds the BDDs."""
+        return self.compiled.library
+
+    @property
+    def size(self) -> int:
+        """Nodes of the relation BDD."""
+        return self.compiled.size
+
+    def _ranked(self, kept: set[str]) -> list[str]:
+        bdd = self._compiled.bdd
+        return sorted(kept, key=bdd.level_of_var)
+
+    def _make_levels(self, kept: set[str]) -> Levels:
+        c = self._compiled
+        level = c.bdd.level_of_var
+        weights = {level(v): w for v, w in c.noise.items()}
+        return Levels.build(len(c.bdd.vars), [level(v) for v in kept], weights)
+
+    # -- one input --------------------------------------------------------------------
+    def law(self, x: Sequence[int]) -> Law:
+        """``D * P(. | x)`` over the output bits, and ``D``."""
+        key = self.check_input(x)
+        if key not in self._laws:
+            c = self.compiled
+            u = c.bdd.let(c.input_assignment(key), c.relation) if c.input_bits else c.relation
+            self._laws[key] = (count(u, self._levels, self.wdd, self._regular), self._levels.denominator)
+        return self._laws[key]
+
+    def _output(self, bits: Sequence[int]) -> Output:
+        vals = self.compiled.decode(dict(zip(self._rank_names, bits)))
+        return tuple(vals) if self.program.tuple_output else vals[0]
+
+    def distribution(self, x: Sequence[int]) -> Distribution:
+        edge, d = self.law(x)
+        return {self._output(bits): Fraction(w, d) for bits, w in self.wdd.items(edge)}
+
+    def event_probability(self, x: Sequence[int], event: Event) -> Fraction:
+        if callable(event):
+            return super().event_probability(x, event)
+        edge, d = self.law(x)
+        total = 0
+        for o in {tuple(o) if isinstance(o, list) else o for o in event}:
+            vals = o if self.program.tuple_output else (o,)
+            bits = self.compiled.encode(vals) if len(vals) == self.program.arity else None
+            if bits is not None:
+                total += self.wdd.evaluate(edge, [bits[n] for n in self._rank_names])
+        return Fraction(total, d)
+
+    # -- pairs ------------------------------------------------------------------------
+    def pair_epsilon(self, x: Sequence[int], xp: Sequence[int]) -> tuple[Ratio, Output | None]:
+        key = (self.check_input(x), self.check_input(xp))
+        if key not in self._pairs:
+            (e1, d1), (e2, d2) = self.law(key[0]), self.law(key[1])
+            r, bits = self.wdd.max_ratio(e1, e2)
+            if r != INF and r:
+                r *= Fraction(d2, d1)
+            self._pairs[key] = (r, None if bits is None else self._output(bits))
+        return self._pairs[key]
+
+    def exists_violation(self, x: Sequence[int], xp: Sequence[int], c: Fraction) -> Output | None:
+        r, o = self.pair_epsilon(x, xp)
+        return o if r > Fraction(c) else None
+
+    def pair_power_sum(self, x: Sequence[int], xp: Sequence[int], alpha: int) -> Ratio:
+        (e1, d1), (e2, d2) = self.law(x), self.law(xp)
+        s = self.wdd.power_sum(e1, e2, alpha)
+        return s if s == INF else s * Fraction(d2 ** (alpha - 1), d1**alpha)
+
+    # -- every input at once ------------------------------------------------------------
+    def table(self) -> Table:
+        """``P(o | x)`` for every domain input and every output code, from one count.
+
+        The inputs are kept symbolic next to the outputs, so one traversal yields the
+        whole joint table; it is expanded with numpy (int64 when it fits).
+        """
+        c = self.compiled
+        input_names = [n for bits in c.input_bits for n in bits]
+        kept = set(self._output_names) | set(input_names)
+        ranked = self._ranked(kept)
+        wdd = WDD(len(ranked))
+        edge = count(c.relation, self._make_levels(kept), wdd, self._regular)
+        flat = wdd.to_array(edge).reshape((2,) * len(ranked)) if ranked else wdd.to_array(edge)
+        pos = {n: i for i, n in enumerate(ranked)}
+        order = [pos[n] for bits in c.input_bits for n in reversed(bits)]
+        out_order = [pos[n] for n in self._output_names]
+        grid = np.transpose(flat, order + out_order).reshape(2 ** len(order), 2 ** len(out_order))
+        inputs = list(self.program.domain.points())
+        rows = [self._input_code(x) for x in inputs]
+        outputs, cols = [], []
+        for code in range(2 ** len(out_order)):
+            bits = [code >> (len(out_order) - 1 - k) & 1 for k in range(len(out_order))]
+            vals = c.decode(dict(zip(self._output_names, bits)))
+            if vals is not None:
+                outputs.append(tuple(vals) if self.program.tuple_output else vals[0])
+                cols.append(code)
+        return Table(inputs, outputs, grid[np.ix_(rows, cols)], self._levels.denominator)
+
+    def _input_code(self, x: tuple[int, ...]) -> int:
+        code = 0
+        for bits, lo, v in zip(self.compiled.input_bits, self.compiled.input_lo, x):
+            code = (code << len(bits)) | (v - lo)
+        return code
