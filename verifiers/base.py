@@ -154,6 +154,10 @@ class ExactBackend(ABC):
                 best, arg = r, o
         return best, arg
 
+    def pair_ratio(self, x: Sequence[int], xp: Sequence[int]) -> Ratio:
+        """The largest single-output ratio alone (backends may skip finding the output)."""
+        return self.pair_epsilon(x, xp)[0]
+
     def exists_violation(self, x: Sequence[int], xp: Sequence[int], c: Fraction) -> Output | None:
         """An output ``o`` with ``P(o|x) > c P(o|x')``, or None when there is none."""
         c = Fraction(c)
@@ -197,16 +201,17 @@ class ExactBackend(ABC):
     def global_epsilon(self) -> GlobalEpsilon:
         """The exact maximum of ``P(o|x)/P(o|x')`` over neighbour pairs and outputs."""
         best: Ratio = Fraction(0)
-        arg: tuple[Any, Any, Any] = (None, None, None)
+        arg: tuple[Any, Any] = (None, None)
         pairs = 0
         for x, xp in self.neighbour_pairs():
             pairs += 1
-            r, o = self.pair_epsilon(x, xp)
+            r = self.pair_ratio(x, xp)
             if r > best:
-                best, arg = r, (x, xp, o)
+                best, arg = r, (x, xp)
                 if r == INF:
                     break
-        return GlobalEpsilon(best, *arg, pairs=pairs, symmetric=self.program.symmetric)
+        output = None if arg[0] is None else self.pair_epsilon(*arg)[1]
+        return GlobalEpsilon(best, *arg, output, pairs=pairs, symmetric=self.program.symmetric)
 
     def global_violation(self, c: Fraction) -> tuple[Point, Point, Output] | None:
         """A neighbour pair and output with ``P(o|x) > c P(o|x')``, or None (eps = ln c holds)."""

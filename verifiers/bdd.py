@@ -51,7 +51,7 @@ class BDDBackend(ExactBackend):
         self.reorder = reorder
         self._compiled: Compiled | None = None
         self._laws: dict[tuple[int, ...], Law] = {}
-        self._pairs: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Ratio, Output | None]] = {}
+        self._joint: tuple[WDD, Edge, dict[str, int], dict[int, int]] | None = None
 
     # -- compilation ------------------------------------------------------------------
     @property
@@ -89,13 +89,44 @@ class BDDBackend(ExactBackend):
 
     # -- one input --------------------------------------------------------------------
     def law(self, x: Sequence[int]) -> Law:
-        """``D * P(. | x)`` over the output bits, and ``D``."""
-        key = self.check_input(x)
+        """``D * P(. | x)`` over the output bits, and ``D``.
+
+        Once every input is wanted (:meth:`neighbour_pairs`), laws are cofactors of the
+        joint count with inputs kept; until then each input is counted on its own.
+        """
+        key = tuple(x)
         if key not in self._laws:
+            key = self.check_input(x)
             c = self.compiled
-            u = c.bdd.let(c.input_assignment(key), c.relation) if c.input_bits else c.relation
-            self._laws[key] = (count(u, self._levels, self.wdd, self._regular), self._levels.denominator)
+            if self._joint is not None:
+                wdd, edge, ranks, rename = self._joint
+                bits = {ranks[n]: int(b) for n, b in c.input_assignment(key).items()}
+                law = wdd.restrict(edge, bits, into=self.wdd, rename=rename)
+            else:
+                u = c.bdd.let(c.input_assignment(key), c.relation) if c.input_bits else c.relation
+                law = count(u, self._levels, self.wdd, self._regular)
+            self._laws[key] = (law, self._levels.denominator)
         return self._laws[key]
+
+    def joint_law(self) -> tuple[WDD, Edge, dict[str, int], dict[int, int]]:
+        """``D * P(o | x)`` for all inputs and outputs at once: the relation counted with the
+        input bits kept too.  Returns the manager, the edge, each input bit's rank and the
+        map from output ranks there to output ranks in :attr:`wdd`."""
+        if self._joint is None:
+            c = self.compiled
+            kept = set(self._output_names) | {n for bits in c.input_bits for n in bits}
+            ranked = self._ranked(kept)
+            wdd = WDD(len(ranked))
+            edge = count(c.relation, self._make_levels(kept), wdd, self._regular)
+            ranks = {n: r for r, n in enumerate(ranked)}
+            rename = {ranks[n]: k for k, n in enumerate(self._rank_names)}
+            self._joint = (wdd, edge, ranks, rename)
+        return self._joint
+
+    def neighbour_pairs(self):
+        """As in the base class; sweeping every input, count them all at once first."""
+        self.joint_law()
+        return super().neighbour_pairs()
 
     def _output(self, bits: Sequence[int]) -> Output:
         vals = self.compiled.decode(dict(zip(self._rank_names, bits)))
@@ -119,14 +150,16 @@ class BDDBackend(ExactBackend):
 
     # -- pairs ------------------------------------------------------------------------
     def pair_epsilon(self, x: Sequence[int], xp: Sequence[int]) -> tuple[Ratio, Output | None]:
-        key = (self.check_input(x), self.check_input(xp))
-        if key not in self._pairs:
-            (e1, d1), (e2, d2) = self.law(key[0]), self.law(key[1])
-            r, bits = self.wdd.max_ratio(e1, e2)
-            if r != INF and r:
-                r *= Fraction(d2, d1)
-            self._pairs[key] = (r, None if bits is None else self._output(bits))
-        return self._pairs[key]
+        r, bits = self._max_ratio(x, xp, witness=True)
+        return r, None if bits is None else self._output(bits)
+
+    def pair_ratio(self, x: Sequence[int], xp: Sequence[int]) -> Ratio:
+        return self._max_ratio(x, xp, witness=False)[0]
+
+    def _max_ratio(self, x: Sequence[int], xp: Sequence[int], *, witness: bool):
+        (e1, d1), (e2, d2) = self.law(x), self.law(xp)
+        r, bits = self.wdd.max_ratio(e1, e2, witness=witness)
+        return (r * Fraction(d2, d1) if r != INF and r else r), bits
 
     def exists_violation(self, x: Sequence[int], xp: Sequence[int], c: Fraction) -> Output | None:
         r, o = self.pair_epsilon(x, xp)
@@ -145,13 +178,9 @@ class BDDBackend(ExactBackend):
         whole joint table; it is expanded with numpy (int64 when it fits).
         """
         c = self.compiled
-        input_names = [n for bits in c.input_bits for n in bits]
-        kept = set(self._output_names) | set(input_names)
-        ranked = self._ranked(kept)
-        wdd = WDD(len(ranked))
-        edge = count(c.relation, self._make_levels(kept), wdd, self._regular)
+        wdd, edge, pos, _ = self.joint_law()
+        ranked = sorted(pos, key=pos.get)
         flat = wdd.to_array(edge).reshape((2,) * len(ranked)) if ranked else wdd.to_array(edge)
-        pos = {n: i for i, n in enumerate(ranked)}
         order = [pos[n] for bits in c.input_bits for n in reversed(bits)]
         out_order = [pos[n] for n in self._output_names]
         grid = np.transpose(flat, order + out_order).reshape(2 ** len(order), 2 ** len(out_order))

@@ -45,6 +45,9 @@ class WDD:
         self.hi: list[int] = [ONE]
         self._unique: dict[tuple[int, int, int, int, int], int] = {}
         self._add_memo: dict[tuple[int, int, int, int], Edge] = {}
+        # node functions never change, so pair results are kept across queries
+        self._ratio_memo: dict[tuple[int, int], tuple[int, int, int]] = {(ONE, ONE): (1, 1, -1)}
+        self._power_memo: dict[int, dict[tuple[int, int], Ratio]] = {}
 
     def __len__(self) -> int:
         """Number of nodes (the terminal included)."""
@@ -129,8 +132,15 @@ class WDD:
 
         return kids, combine
 
-    def restrict(self, e: Edge, values: dict[int, int]) -> Edge:
-        """``e`` with the variables in ``values`` fixed (a cofactor)."""
+    def restrict(self, e: Edge, values: dict[int, int], into: "WDD | None" = None,
+                 rename: dict[int, int] | None = None) -> Edge:
+        """``e`` with the variables in ``values`` fixed (a cofactor).
+
+        With ``into`` the result is built in that manager, each remaining variable ``v``
+        becoming ``rename[v]`` (an order-preserving map).
+        """
+        target = self if into is None else into
+        new_var = (lambda v: v) if rename is None else rename.__getitem__
         memo: dict[int, Edge] = {ONE: (1, ONE)}
 
         def expand(n: int):
@@ -138,8 +148,8 @@ class WDD:
             if v in values:
                 w, kid = (self.wh[n], self.hi[n]) if values[v] else (self.wl[n], self.lo[n])
                 return [kid], lambda r: (w * r[0][0], r[0][1])
-            return [self.lo[n], self.hi[n]], lambda r: self.node(
-                v, (self.wl[n] * r[0][0], r[0][1]), (self.wh[n] * r[1][0], r[1][1]))
+            return [self.lo[n], self.hi[n]], lambda r: target.node(
+                new_var(v), (self.wl[n] * r[0][0], r[0][1]), (self.wh[n] * r[1][0], r[1][1]))
 
         w, n = memo_eval(e[1], expand, memo) if e[0] else ZERO
         return e[0] * w, n
@@ -200,40 +210,46 @@ class WDD:
         return [self.lo[n], self.hi[n]], lambda b: max(self.wl[n] * b[0], self.wh[n] * b[1])
 
     # -- comparing two functions ------------------------------------------------------
-    def max_ratio(self, e1: Edge, e2: Edge) -> tuple[Ratio, tuple[int, ...] | None]:
+    def max_ratio(self, e1: Edge, e2: Edge, *, witness: bool = True) -> tuple[Ratio, tuple[int, ...] | None]:
         """``max f1(a) / f2(a)`` over assignments with ``f1(a) > 0``, and one such ``a``.
 
-        ``inf`` when some ``f1(a) > 0 = f2(a)``; ``(0, None)`` when ``f1`` is zero.
+        ``inf`` when some ``f1(a) > 0 = f2(a)``; ``(0, None)`` when ``f1`` is zero.  Node
+        pair ratios are kept as integer pairs ``(num, den)`` (``den = 0`` for inf) and
+        compared by cross-multiplication; only the result becomes a Fraction.
         """
         if e1[0] == 0:
             return Fraction(0), None
         if e2[0] == 0:
-            return INF, self._some_path(e1[1])
-        memo: dict[tuple[int, int], tuple[Ratio, int]] = {(ONE, ONE): (Fraction(1), -1)}
-        r, _ = memo_eval((e1[1], e2[1]), self._expand_ratio, memo)
-        bits = self._ratio_path((e1[1], e2[1]), memo)
-        return r * Fraction(e1[0], e2[0]), bits
+            return INF, self._some_path(e1[1]) if witness else None
+        root = (e1[1], e2[1])
+        num, den, _ = memo_eval(root, self._expand_ratio, self._ratio_memo)
+        bits = self._ratio_path(root, self._ratio_memo) if witness else None
+        return (INF if den == 0 else Fraction(num * e1[0], den * e2[0])), bits
 
     def _expand_ratio(self, key: tuple[int, int]):
         u, w = key
         v = min(self.var[u], self.var[w])
-        cands = []  # (branch, factor or INF, kid key or None)
+        cands = []  # (branch, numerator, denominator, kid key or None)
         for branch, (eu, ew) in enumerate(zip(self.cofactors(u, v), self.cofactors(w, v))):
             if eu[0] == 0:
                 continue
             if ew[0] == 0:
-                cands.append((branch, INF, None))
+                cands.append((branch, 1, 0, None))
             else:
-                cands.append((branch, Fraction(eu[0], ew[0]), (eu[1], ew[1])))
-        kids = [c[2] for c in cands if c[2] is not None]
+                cands.append((branch, eu[0], ew[0], (eu[1], ew[1])))
+        kids = [c[3] for c in cands if c[3] is not None]
 
-        def combine(vals: list[tuple[Ratio, int]]) -> tuple[Ratio, int]:
+        def combine(vals: list[tuple[int, int, int]]) -> tuple[int, int, int]:
             it = iter(vals)
-            best: tuple[Ratio, int] = (Fraction(-1), -1)
-            for branch, factor, kid in cands:
-                r = factor if kid is None else factor * next(it)[0]
-                if r > best[0]:
-                    best = (r, branch)
+            best = (-1, 1, -1)
+            for branch, a, b, kid in cands:
+                if kid is not None:
+                    c, d, _ = next(it)
+                    a, b = a * c, b * d
+                if b == 0:
+                    return 1, 0, branch  # infinite: nothing beats it
+                if a * best[1] > best[0] * b:
+                    best = (a, b, branch)
             return best
 
         return kids, combine
@@ -243,7 +259,7 @@ class WDD:
         u, w = key
         while (u, w) != (ONE, ONE):
             v = min(self.var[u], self.var[w])
-            branch = memo[(u, w)][1]
+            branch = memo[(u, w)][2]
             bits[v] = branch
             eu, ew = self.cofactors(u, v)[branch], self.cofactors(w, v)[branch]
             if ew[0] == 0:  # an infinite ratio: any positive path of u from here on
@@ -271,7 +287,7 @@ class WDD:
             return Fraction(0)
         if e2[0] == 0:
             return INF
-        memo: dict[tuple[int, int], Ratio] = {(ONE, ONE): Fraction(1)}
+        memo = self._power_memo.setdefault(alpha, {(ONE, ONE): Fraction(1)})
 
         def top(key: tuple[int, int]) -> int:
             return min(self.var[key[0]], self.var[key[1]])
