@@ -189,8 +189,12 @@ class ExactBackend(ABC):
         return total
 
     # -- every neighbour pair ---------------------------------------------------------
+    def prepare_sweep(self) -> None:
+        """Called before questions about every input of the domain (backends may batch)."""
+
     def neighbour_pairs(self) -> Iterator[tuple[Point, Point]]:
         """Ordered neighbour pairs of the domain; only sorted ``x`` for a symmetric program."""
+        self.prepare_sweep()
         dom, nb = self.program.domain, self.program.neighbours
         for x in dom.points():
             if self.program.symmetric and any(a > b for a, b in zip(x, x[1:])):

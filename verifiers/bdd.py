@@ -91,7 +91,7 @@ class BDDBackend(ExactBackend):
     def law(self, x: Sequence[int]) -> Law:
         """``D * P(. | x)`` over the output bits, and ``D``.
 
-        Once every input is wanted (:meth:`neighbour_pairs`), laws are cofactors of the
+        Once every input is wanted (:meth:`prepare_sweep`), laws are cofactors of the
         joint count with inputs kept; until then each input is counted on its own.
         """
         key = tuple(x)
@@ -123,10 +123,9 @@ class BDDBackend(ExactBackend):
             self._joint = (wdd, edge, ranks, rename)
         return self._joint
 
-    def neighbour_pairs(self):
-        """As in the base class; sweeping every input, count them all at once first."""
+    def prepare_sweep(self) -> None:
+        """Every input is wanted: count them all at once (:meth:`joint_law`)."""
         self.joint_law()
-        return super().neighbour_pairs()
 
     def _output(self, bits: Sequence[int]) -> Output:
         vals = self.compiled.decode(dict(zip(self._rank_names, bits)))

@@ -15,6 +15,7 @@ from typing import Sequence
 from samplers.errors import DPHybridError
 
 COMMANDS = ["listing", "sample", "dist"]
+COMMANDS += ["verify", "accuracy"]
 
 
 class _Parser(argparse.ArgumentParser):
