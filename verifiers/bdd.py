@@ -45,10 +45,11 @@ class BDDBackend(ExactBackend):
     name = "bdd"
 
     def __init__(self, program: Program, *, node_budget: int = DEFAULT_NODE_BUDGET,
-                 reorder: bool = True) -> None:
+                 reorder: bool = True, library: str | None = None) -> None:
         super().__init__(program)
         self.node_budget = node_budget
         self.reorder = reorder
+        self._library = library
         self._compiled: Compiled | None = None
         self._laws: dict[tuple[int, ...], Law] = {}
         self._joint: tuple[WDD, Edge, dict[str, int], dict[int, int]] | None = None
@@ -58,7 +59,8 @@ class BDDBackend(ExactBackend):
     def compiled(self) -> Compiled:
         """The bit-blasted relation (built on first use; may raise BudgetExceeded)."""
         if self._compiled is None:
-            c = compile_program(self.program, node_budget=self.node_budget, reorder=self.reorder)
+            c = compile_program(self.program, node_budget=self.node_budget, reorder=self.reorder,
+                                library=self._library)
             self._compiled = c
             self._output_names = [n for names in c.output_bits for n in names]
             self._regular = regular_id(c.library)

@@ -27,19 +27,28 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Sequence
 
-from samplers.errors import BudgetExceeded
+from samplers.errors import BudgetExceeded, ParameterError, UnsupportedByBackend
 from samplers.lang.ir import Node, Program, evaluate
 from verifiers.lower import lower_argmax
 
 DEFAULT_NODE_BUDGET = 2_000_000
 
 
-def bdd_library() -> tuple[Any, str]:
-    """``dd.cudd`` where it imports, else the pure-Python ``dd.autoref``."""
-    try:
-        import dd.cudd as lib
-    except ImportError:  # pragma: no cover - depends on the installed wheel
-        import dd.autoref as lib
+LIBRARIES = ("dd.cudd", "dd.autoref")
+
+
+def bdd_library(name: str | None = None) -> tuple[Any, str]:
+    """The ``dd`` module ``name``; by default ``dd.cudd`` where it imports, else ``dd.autoref``."""
+    if name is not None and name not in LIBRARIES:
+        raise ParameterError(f"unknown BDD library {name!r} (known: {', '.join(LIBRARIES)})")
+    if name in (None, "dd.cudd"):
+        try:
+            import dd.cudd as lib
+            return lib, lib.__name__
+        except ImportError:  # pragma: no cover - depends on the installed wheel
+            if name is not None:
+                raise UnsupportedByBackend("dd.cudd is not installed (pip install dd builds it on Linux)")
+    import dd.autoref as lib
     return lib, lib.__name__
 
 
@@ -106,8 +115,8 @@ def _width(count: int) -> int:
 
 
 class _Blaster:
-    def __init__(self, program: Program, node_budget: int, reorder: bool) -> None:
-        lib, self.library = bdd_library()
+    def __init__(self, program: Program, node_budget: int, reorder: bool, library: str | None) -> None:
+        lib, self.library = bdd_library(library)
         self.bdd = lib.BDD()
         self.bdd.configure(reordering=bool(reorder) and self.library == "dd.cudd")
         self.program = lower_argmax(program)
@@ -238,10 +247,10 @@ class _Blaster:
 
 
 def compile_program(program: Program, *, node_budget: int = DEFAULT_NODE_BUDGET,
-                    reorder: bool = True) -> Compiled:
+                    reorder: bool = True, library: str | None = None) -> Compiled:
     """Bit-blast ``program`` (discrete noise only) into a BDD relation; see the module doc.
 
     Raises :class:`BudgetExceeded` when the manager holds more than ``node_budget`` nodes.
     """
-    return _Blaster(program, node_budget, reorder).run()
+    return _Blaster(program, node_budget, reorder, library).run()
 
