@@ -78,3 +78,13 @@ def test_table_matches_the_enumerator():
         d = e.distribution(x)
         for j, o in enumerate(t.outputs):
             assert Fraction(int(t.numerators[i, j]), t.denominator) == d.get(o, 0)
+
+
+def test_weighted_diagram_budget():
+    """The BDD fits but the joint count over every input and output does not."""
+    program = catalogue.get("noisy_max_geom").trace(m=4)
+    b = BDDBackend(program, node_budget=1000)
+    assert b.size < 1000
+    with pytest.raises(BudgetExceeded) as e:
+        b.global_epsilon()
+    assert e.value.limit == "wdd_nodes"

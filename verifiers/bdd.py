@@ -27,6 +27,7 @@ from verifiers.wdd import WDD, Edge
 from verifiers.wmc import Levels, count
 
 Law = tuple[Edge, int]  # D * P(o | x) as a WDD edge, and D
+SMALL_EVENT = 16  # up to this many outputs, an event is counted output by output
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,11 @@ class Table:
 
 
 class BDDBackend(ExactBackend):
-    """Exact backend over ``dd`` BDDs (``dd.cudd`` where available, else ``dd.autoref``)."""
+    """Exact backend over ``dd`` BDDs (``dd.cudd`` where available, else ``dd.autoref``).
+
+    ``node_budget`` bounds both the BDD manager and each weighted diagram: exceeding it
+    raises :class:`~samplers.errors.BudgetExceeded` (a result, in :func:`verifiers.verify.verify`).
+    """
 
     name = "bdd"
 
@@ -65,6 +70,8 @@ class BDDBackend(ExactBackend):
             self._output_names = [n for names in c.output_bits for n in names]
             self._regular = regular_id(c.library)
             self._levels = self._make_levels(set(self._output_names))
+            self._scalar_levels = self._make_levels(set())
+            self._scalar_wdd = WDD(0)
             self._rank_names = self._ranked(set(self._output_names))
             self.wdd = WDD(len(self._output_names))
         return self._compiled
@@ -106,7 +113,7 @@ class BDDBackend(ExactBackend):
                 law = wdd.restrict(edge, bits, into=self.wdd, rename=rename)
             else:
                 u = c.bdd.let(c.input_assignment(key), c.relation) if c.input_bits else c.relation
-                law = count(u, self._levels, self.wdd, self._regular)
+                law = count(u, self._levels, self.wdd, self._regular, self.node_budget)
             self._laws[key] = (law, self._levels.denominator)
         return self._laws[key]
 
@@ -119,7 +126,7 @@ class BDDBackend(ExactBackend):
             kept = set(self._output_names) | {n for bits in c.input_bits for n in bits}
             ranked = self._ranked(kept)
             wdd = WDD(len(ranked))
-            edge = count(c.relation, self._make_levels(kept), wdd, self._regular)
+            edge = count(c.relation, self._make_levels(kept), wdd, self._regular, self.node_budget)
             ranks = {n: r for r, n in enumerate(ranked)}
             rename = {ranks[n]: k for k, n in enumerate(self._rank_names)}
             self._joint = (wdd, edge, ranks, rename)
@@ -138,15 +145,26 @@ class BDDBackend(ExactBackend):
         return {self._output(bits): Fraction(w, d) for bits, w in self.wdd.items(edge)}
 
     def event_probability(self, x: Sequence[int], event: Event) -> Fraction:
+        """Read off the law of ``x`` when it is known; else, for a small event, count each
+        output's cofactor of the relation with nothing kept (plain integer counting)."""
         if callable(event):
             return super().event_probability(x, event)
-        edge, d = self.law(x)
-        total = 0
+        codes = []
         for o in {tuple(o) if isinstance(o, list) else o for o in event}:
             vals = o if self.program.tuple_output else (o,)
             bits = self.compiled.encode(vals) if len(vals) == self.program.arity else None
             if bits is not None:
-                total += self.wdd.evaluate(edge, [bits[n] for n in self._rank_names])
+                codes.append(bits)
+        d = self._levels.denominator
+        if tuple(x) in self._laws or len(codes) > SMALL_EVENT:
+            edge, d = self.law(x)
+            return Fraction(sum(self.wdd.evaluate(edge, [b[n] for n in self._rank_names]) for b in codes), d)
+        c = self.compiled
+        inputs = c.input_assignment(self.check_input(x))
+        total = 0
+        for bits in codes:
+            u = c.bdd.let({**inputs, **{n: bool(b) for n, b in bits.items()}}, c.relation)
+            total += count(u, self._scalar_levels, self._scalar_wdd, self._regular)[0]
         return Fraction(total, d)
 
     # -- pairs ------------------------------------------------------------------------

@@ -32,6 +32,9 @@ from samplers.lang.ir import Node, Program, evaluate
 from verifiers.lower import lower_argmax
 
 DEFAULT_NODE_BUDGET = 2_000_000
+# Counting the manager's live nodes walks its unique table, so it is done every few IR
+# nodes (and at the end): the budget may be overshot by what those nodes build.
+BUDGET_CHECK_EVERY = 16
 
 
 LIBRARIES = ("dd.cudd", "dd.autoref")
@@ -117,7 +120,9 @@ def _width(count: int) -> int:
 class _Blaster:
     def __init__(self, program: Program, node_budget: int, reorder: bool, library: str | None) -> None:
         lib, self.library = bdd_library(library)
-        self.bdd = lib.BDD()
+        # a soft memory target and a small first cache: CUDD grows both as needed, and a
+        # manager then starts in about a millisecond instead of several
+        self.bdd = lib.BDD(memory_estimate=2**28, initial_cache_size=2**12) if self.library == "dd.cudd" else lib.BDD()
         self.bdd.configure(reordering=bool(reorder) and self.library == "dd.cudd")
         self.program = lower_argmax(program)
         self.budget = node_budget
@@ -174,14 +179,25 @@ class _Blaster:
             for v in set(a) | set(b):
                 out[v] = (c1 & a.get(v, self.false)) | (c0 & b.get(v, self.false))
             return {v: c for v, c in out.items() if c != self.false}
-        combos: list[tuple[list[Any], Any]] = [([], self.true)]
+        combos: list[tuple[list[Any], Any]] = [([], None)]  # None: no condition yet (true)
         for m in maps:
-            combos = [
-                (vals + [v], c & cv) for vals, c in combos for v, cv in m.items()
-            ]
-            combos = [(vals, c) for vals, c in combos if c != self.false]
+            if len(m) == 1:  # a constant: its condition is true
+                (v,) = m
+                combos = [(vals + [v], c) for vals, c in combos]
+                continue
+            nxt = []
+            for vals, c in combos:
+                for v, cv in m.items():
+                    if c is None:
+                        nxt.append((vals + [v], cv))
+                    else:
+                        cc = c & cv
+                        if cc != self.false:
+                            nxt.append((vals + [v], cc))
+            combos = nxt
         for vals, c in combos:
             r = evaluate(node.op, node.attr, vals)
+            c = self.true if c is None else c
             out[r] = out[r] | c if r in out else c
         return out
 
@@ -239,7 +255,9 @@ class _Blaster:
             for a in set(node.args):
                 if last[a] == i:
                     del maps[a]
-            self.check_budget()
+            if i % BUDGET_CHECK_EVERY == 0:
+                self.check_budget()
+        self.check_budget()
         if self.library == "dd.cudd":
             self.bdd.configure(reordering=False)
         return Compiled(self.bdd, self.library, relation, self.input_bits, self.input_lo,

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from samplers.errors import BudgetExceeded
 from verifiers.dag import memo_eval
 from verifiers.wdd import ONE, WDD, ZERO, Edge
 
@@ -51,10 +52,12 @@ class Levels:
         return self.prefix[lower] // self.prefix[upper]
 
 
-def count(u: Any, levels: Levels, wdd: WDD, regular: Callable[[Any], int]) -> Edge:
+def count(u: Any, levels: Levels, wdd: WDD, regular: Callable[[Any], int],
+          budget: int | None = None) -> Edge:
     """``D * P`` as a WDD edge over the kept variables: ``sum_noise weight * u``.
 
-    ``regular(f)`` gives the id of the regular (non-complemented) node of ``f``.
+    ``regular(f)`` gives the id of the regular (non-complemented) node of ``f``;
+    :class:`BudgetExceeded` is raised once ``wdd`` holds more than ``budget`` nodes.
     """
     terminal = len(levels.prefix) - 1
     funcs: dict[tuple[int, int], Any] = {}
@@ -80,6 +83,9 @@ def count(u: Any, levels: Levels, wdd: WDD, regular: Callable[[Any], int]) -> Ed
             (w0, n0), (w1, n1) = (
                 (w * levels.gap(level + 1, s), n) for (w, n), s in zip(vals, sides)
             )
+            if budget is not None and len(wdd.var) > budget:
+                raise BudgetExceeded(f"weighted diagram node budget exceeded: more than {budget} nodes",
+                                     limit="wdd_nodes", value=budget)
             rank = levels.kept.get(level)
             if rank is not None:
                 return wdd.node(rank, (w0, n0), (w1, n1))
