@@ -88,3 +88,10 @@ def test_weighted_diagram_budget():
     with pytest.raises(BudgetExceeded) as e:
         b.global_epsilon()
     assert e.value.limit == "wdd_nodes"
+
+
+def test_dynamic_reordering_keeps_the_answers():
+    program = catalogue.get("above_threshold_geom").trace(L=6)
+    plain, sifted = BDDBackend(program), BDDBackend(program, reorder=True)
+    assert plain.global_epsilon().ratio == sifted.global_epsilon().ratio
+    assert plain.distribution((0, 1, 2, 0, 1, 2)) == sifted.distribution((0, 1, 2, 0, 1, 2))

@@ -50,7 +50,7 @@ class BDDBackend(ExactBackend):
     name = "bdd"
 
     def __init__(self, program: Program, *, node_budget: int = DEFAULT_NODE_BUDGET,
-                 reorder: bool = True, library: str | None = None) -> None:
+                 reorder: bool = False, library: str | None = None) -> None:
         super().__init__(program)
         self.node_budget = node_budget
         self.reorder = reorder
@@ -149,23 +149,22 @@ class BDDBackend(ExactBackend):
         output's cofactor of the relation with nothing kept (plain integer counting)."""
         if callable(event):
             return super().event_probability(x, event)
-        codes = []
+        outs = []
         for o in {tuple(o) if isinstance(o, list) else o for o in event}:
             vals = o if self.program.tuple_output else (o,)
-            bits = self.compiled.encode(vals) if len(vals) == self.program.arity else None
-            if bits is not None:
-                codes.append(bits)
-        d = self._levels.denominator
-        if tuple(x) in self._laws or len(codes) > SMALL_EVENT:
+            if len(vals) == self.program.arity:
+                outs.append(vals)
+        if tuple(x) in self._laws or len(outs) > SMALL_EVENT:
             edge, d = self.law(x)
+            codes = [b for b in map(self.compiled.encode, outs) if b is not None]
             return Fraction(sum(self.wdd.evaluate(edge, [b[n] for n in self._rank_names]) for b in codes), d)
         c = self.compiled
         inputs = c.input_assignment(self.check_input(x))
         total = 0
-        for bits in codes:
-            u = c.bdd.let({**inputs, **{n: bool(b) for n, b in bits.items()}}, c.relation)
+        for vals in outs:
+            u = c.bdd.let(inputs, c.event(vals)) if inputs else c.event(vals)
             total += count(u, self._scalar_levels, self._scalar_wdd, self._regular)[0]
-        return Fraction(total, d)
+        return Fraction(total, self._levels.denominator)
 
     # -- pairs ------------------------------------------------------------------------
     def pair_epsilon(self, x: Sequence[int], xp: Sequence[int]) -> tuple[Ratio, Output | None]:

@@ -23,6 +23,7 @@ def register(subs: argparse._SubParsersAction) -> None:
                    help="also bisect eps with the decision oracle to this width")
     p.add_argument("--node-budget", type=int, default=DEFAULT_NODE_BUDGET,
                    help=f"BDD node budget (default {DEFAULT_NODE_BUDGET})")
+    p.add_argument("--reorder", action="store_true", help="dynamic BDD variable reordering while building")
     p.set_defaults(run=run)
 
 
@@ -69,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     _check(args)
     mech, params = resolve(args)
     v = verify(mech.trace(**params), backend=args.backend, eps=args.eps, precision=args.precision,
-               **({"node_budget": args.node_budget} if args.backend in ("auto", "bdd") else {}))
+               **({"node_budget": args.node_budget, "reorder": args.reorder}
+                  if args.backend in ("auto", "bdd") else {}))
     data = to_json(v, mech, params, args.precision)
     if args.json:
         emit_json(data)
