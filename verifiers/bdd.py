@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from samplers.errors import BudgetExceeded
 from samplers.lang.ir import Program
 from verifiers.base import Distribution, Event, ExactBackend, Output
 from verifiers.bitblast import DEFAULT_NODE_BUDGET, Compiled, compile_program, regular_id
@@ -28,6 +29,7 @@ from verifiers.wmc import Levels, count
 
 Law = tuple[Edge, int]  # D * P(o | x) as a WDD edge, and D
 SMALL_EVENT = 16  # up to this many outputs, an event is counted output by output
+MAX_TABLE = 2**26  # entries of a full table (every input bit pattern times every output code)
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,9 @@ class BDDBackend(ExactBackend):
         """
         c = self.compiled
         wdd, edge, pos, _ = self.joint_law()
+        if 2 ** len(pos) > MAX_TABLE:
+            raise BudgetExceeded(f"a table over {len(pos)} input and output bits exceeds {MAX_TABLE} entries",
+                                 limit="table_entries", value=MAX_TABLE)
         ranked = sorted(pos, key=pos.get)
         flat = wdd.to_array(edge).reshape((2,) * len(ranked)) if ranked else wdd.to_array(edge)
         order = [pos[n] for bits in c.input_bits for n in reversed(bits)]

@@ -150,7 +150,8 @@ class _Blaster:
         # a soft memory target and a small first cache: CUDD grows both as needed, and a
         # manager then starts in about a millisecond instead of several
         self.bdd = lib.BDD(memory_estimate=2**28, initial_cache_size=2**12) if self.library == "dd.cudd" else lib.BDD()
-        self.bdd.configure(reordering=bool(reorder) and self.library == "dd.cudd")
+        self.reorder = bool(reorder) and self.library == "dd.cudd"
+        self.bdd.configure(reordering=self.reorder)
         self.program = lower_argmax(program)
         self.budget = node_budget
         self.true, self.false = self.bdd.true, self.bdd.false
@@ -282,7 +283,8 @@ class _Blaster:
             if i % BUDGET_CHECK_EVERY == 0 or i & (i - 1) == 0:
                 self.check_budget()
         self.check_budget()
-        if self.library == "dd.cudd":
+        if self.reorder:  # one more sifting pass on the finished maps, then a fixed order
+            self.bdd.reorder()
             self.bdd.configure(reordering=False)
         return Compiled(self.bdd, self.library, out_maps, self.input_bits, self.input_lo,
                         out_values, out_bits, self.noise)
