@@ -81,3 +81,8 @@ def test_bad_input_is_one_line_and_status_2(capsys, argv):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err and len(err.splitlines()) == 1
+
+
+def test_verify_refuses_astronomical_sweeps(capsys):
+    d = run_json(capsys, "verify", "rr", "-p", "n=30", "--backend", "bdd")
+    assert d["status"] == "budget_exceeded" and d["limit"] == {"domain_points": 10**7}

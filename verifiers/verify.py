@@ -24,6 +24,9 @@ from verifiers.epsilon import Bisection, bisect_epsilon, exp_bracket
 from verifiers.ratio import INF, Ratio
 
 
+MAX_SWEEP_POINTS = 10**7  # inputs a global sweep may visit (each with all its neighbours)
+
+
 @dataclass
 class Verification:
     """The outcome of :func:`verify` (``status`` is ``"ok"`` or ``"budget_exceeded"``)."""
@@ -64,6 +67,10 @@ def verify(program: Program, *, backend: str = "auto", eps: float | None = None,
     be = get_backend(program, backend, **options)
     out = Verification(program, be.name, eps=eps)
     try:
+        points = program.domain.count()
+        if points > MAX_SWEEP_POINTS:
+            raise BudgetExceeded(f"the domain has {points} inputs, more than a sweep's {MAX_SWEEP_POINTS}",
+                                 limit="domain_points", value=MAX_SWEEP_POINTS)
         if hasattr(be, "compiled"):
             out.library, out.bdd_nodes = be.library, be.size
         t1 = time.perf_counter()
