@@ -61,3 +61,11 @@ def output_str(o: Any) -> str:
     if isinstance(o, float):
         return "⊥" if math.isnan(o) else f"{o:g}"
     return "⊥" if o == BOTTOM_CODE else str(int(o))
+
+
+def witness_to_json(mechanism: str, params: Mapping[str, Any], x: Any, x_prime: Any, event: Any) -> dict[str, Any]:
+    """``{mechanism, params, x, x_prime, event}``; the event is a list of outputs."""
+    return {
+        "mechanism": mechanism, "params": params_to_json(params), "x": list(x),
+        "x_prime": list(x_prime), "event": [output_to_json(o) for o in event],
+    }

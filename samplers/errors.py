@@ -31,7 +31,16 @@ class UnsupportedByBackend(DPHybridError):
 
 
 class LimitExceeded(DPHybridError):
-    """An explicit limit (a state budget, a solver timeout) stopped a computation unfinished."""
+    """An explicit limit (a node or state budget, a solver timeout) stopped a computation unfinished."""
+
+    def __init__(self, message: str, *, limit: str = "", value: int = 0) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.value = value
+
+
+class BudgetExceeded(LimitExceeded):
+    """A resource budget (BDD nodes, table entries, ...) was exceeded before the answer."""
 
 
 class SolverUnknown(LimitExceeded):

@@ -1,15 +1,21 @@
-"""Exact backends by name: ``get_backend(program, "enumerate" | "auto" | ...)``."""
+"""Exact backends by name: ``get_backend(program, "enumerate" | "bdd" | "auto")``."""
 
 from __future__ import annotations
 
-from typing import Callable
+import math
+from typing import Any, Callable
 
 from samplers.errors import ParameterError, UnsupportedByBackend
 from samplers.lang.ir import Program
 from verifiers.base import ExactBackend, refuse_continuous
+from verifiers.bdd import BDDBackend
 from verifiers.enumerate import Enumerator
 
-BACKENDS: dict[str, Callable[[Program], ExactBackend]] = {"enumerate": Enumerator}
+BACKENDS: dict[str, Callable[..., ExactBackend]] = {"enumerate": Enumerator, "bdd": BDDBackend}
+
+# Up to this many joint noise outcomes the enumerator's brute force is as quick as
+# building BDDs; above it the BDD's sharing wins (bench/verify.py measures both).
+ENUMERATE_MAX_OUTCOMES = 256
 
 
 def _smt(program: Program) -> ExactBackend:
@@ -25,14 +31,18 @@ BACKENDS["smt"] = _smt
 
 
 def choose(program: Program) -> str:
-    """The backend ``auto`` picks for this program."""
-    return "enumerate"
+    """The backend ``auto`` picks for this program, by the size of its noise space."""
+    outcomes = math.prod(len(n.attr[1]) for n in program.nodes if n.op == "draw")
+    return "enumerate" if outcomes <= ENUMERATE_MAX_OUTCOMES else "bdd"
 
 
-def get_backend(program: Program, name: str = "auto") -> ExactBackend:
-    """An exact backend for ``program``; continuous programs are refused with a clear error."""
+def get_backend(program: Program, name: str = "auto", **options: Any) -> ExactBackend:
+    """An exact backend for ``program``; continuous programs are refused with a clear error.
+
+    ``options`` (such as ``node_budget``) go to the BDD backend; others ignore them.
+    """
     refuse_continuous(program, name if name != "auto" else "exact")
     key = choose(program) if name == "auto" else name
     if key not in BACKENDS:
         raise ParameterError(f"unknown backend {name!r} (known: auto, {', '.join(BACKENDS)})")
-    return BACKENDS[key](program)
+    return BACKENDS[key](program, **options) if key == "bdd" else BACKENDS[key](program)

@@ -4,21 +4,93 @@ A backend is built for one traced program and answers exact questions about its
 output distributions.  Only :meth:`ExactBackend.distribution` is abstract: the other
 queries are defined from it here, and backends override them where they can answer
 faster (a BDD computes one event's probability without the whole distribution).
+
+Per pair of inputs: event probabilities, witness ratios, the largest single-output
+ratio, the decision "is there an output with ``P(o|x) > c P(o|x')``", the hockey-stick
+divergence (delta) and the Renyi sum.  Over every neighbour pair of the declared domain
+(only sorted ``x`` when the mechanism declares itself symmetric): the exact global
+epsilon with a witness, the global decision, delta(eps) and the Renyi divergence.
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from samplers.errors import DomainError, UnsupportedByBackend
+from samplers.errors import DomainError, ParameterError, UnsupportedByBackend
 from samplers.lang.ir import CONTINUOUS_NOISE, Program
+from verifiers.epsilon import eps_lower, eps_upper, exp_bracket, log_bracket
 from verifiers.ratio import INF, Ratio, ratio
 
 Output = Any  # an int, or a tuple of ints (BOTTOM included)
 Event = Iterable[Output] | Callable[[Output], bool]
 Distribution = dict[Output, Fraction]
+Point = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GlobalEpsilon:
+    """The exact level ``e^eps = ratio`` over all neighbour pairs, with a witness attaining it."""
+
+    ratio: Ratio
+    x: Point | None
+    x_prime: Point | None
+    output: Output | None
+    pairs: int  # ordered neighbour pairs examined
+    symmetric: bool  # whether only sorted x were examined
+
+    @property
+    def eps_lower(self) -> float:
+        return eps_lower(self.ratio)
+
+    @property
+    def eps_upper(self) -> float:
+        return eps_upper(self.ratio)
+
+
+@dataclass(frozen=True)
+class DeltaBound:
+    """``lo <= delta(eps) <= hi``: max over neighbour pairs of sum_o max(0, P(o|x) - e^eps P(o|x'))."""
+
+    eps: float
+    lo: Fraction
+    hi: Fraction
+    x: Point | None
+    x_prime: Point | None
+    pairs: int
+
+
+@dataclass(frozen=True)
+class RenyiBound:
+    """The Renyi divergence of order ``alpha``, maximised over neighbour pairs.
+
+    ``power_sum`` is the exact ``sum_o P(o|x)^alpha P(o|x')^(1-alpha)`` of the worst pair;
+    the divergence ``ln(power_sum) / (alpha - 1)`` lies in ``[lo, hi]`` (floats, sound).
+    """
+
+    alpha: int
+    power_sum: Ratio
+    lo: float
+    hi: float
+    x: Point | None
+    x_prime: Point | None
+    pairs: int
+
+
+def renyi_bracket(power_sum: Ratio, alpha: int) -> tuple[float, float]:
+    """Floats around ``ln(power_sum) / (alpha - 1)``, rounded outwards."""
+    lo, hi = log_bracket(power_sum)
+    if lo == INF:
+        return INF, INF
+    return (math.nextafter(lo / (alpha - 1), -INF), math.nextafter(hi / (alpha - 1), INF))
+
+
+def delta_at(p: Distribution, q: Distribution, c: Fraction) -> Fraction:
+    """``sum_o max(0, p(o) - c q(o))`` exactly."""
+    return sum((max(Fraction(0), v - c * q.get(o, Fraction(0))) for o, v in p.items()), Fraction(0))
 
 
 def event_predicate(event: Event) -> Callable[[Output], bool]:
@@ -82,6 +154,10 @@ class ExactBackend(ABC):
                 best, arg = r, o
         return best, arg
 
+    def pair_ratio(self, x: Sequence[int], xp: Sequence[int]) -> Ratio:
+        """The largest single-output ratio alone (backends may skip finding the output)."""
+        return self.pair_epsilon(x, xp)[0]
+
     def exists_violation(self, x: Sequence[int], xp: Sequence[int], c: Fraction) -> Output | None:
         """An output ``o`` with ``P(o|x) > c P(o|x')``, or None when there is none."""
         c = Fraction(c)
@@ -92,9 +168,99 @@ class ExactBackend(ABC):
         return None
 
 
+    # -- pairs: divergences ----------------------------------------------------------
+    def pair_delta(self, x: Sequence[int], xp: Sequence[int], eps: float) -> tuple[Fraction, Fraction]:
+        """``(lo, hi)`` around ``sum_o max(0, P(o|x) - e^eps P(o|x'))`` (exact when eps = 0)."""
+        if eps == INF:
+            return Fraction(0), Fraction(0)
+        p, q = self.distribution(x), self.distribution(xp)
+        c_lo, c_hi = (Fraction(1), Fraction(1)) if eps == 0 else exp_bracket(eps)
+        return delta_at(p, q, c_hi), delta_at(p, q, c_lo)
+
+    def pair_power_sum(self, x: Sequence[int], xp: Sequence[int], alpha: int) -> Ratio:
+        """``sum_o P(o|x)^alpha P(o|x')^(1-alpha)`` exactly (``inf`` if x' misses an output of x)."""
+        p, q = self.distribution(x), self.distribution(xp)
+        total = Fraction(0)
+        for o, v in p.items():
+            w = q.get(o, Fraction(0))
+            if w == 0:
+                return INF
+            total += v**alpha / w ** (alpha - 1)
+        return total
+
+    # -- every neighbour pair ---------------------------------------------------------
+    def prepare_sweep(self) -> None:
+        """Called before questions about every input of the domain (backends may batch)."""
+
+    def neighbour_pairs(self) -> Iterator[tuple[Point, Point]]:
+        """Ordered neighbour pairs of the domain; only sorted ``x`` for a symmetric program."""
+        self.prepare_sweep()
+        dom, nb = self.program.domain, self.program.neighbours
+        for x in dom.points():
+            if self.program.symmetric and any(a > b for a, b in zip(x, x[1:])):
+                continue
+            for xp in nb.of(x, dom):
+                yield x, xp
+
+    def global_epsilon(self) -> GlobalEpsilon:
+        """The exact maximum of ``P(o|x)/P(o|x')`` over neighbour pairs and outputs."""
+        best: Ratio = Fraction(0)
+        arg: tuple[Any, Any] = (None, None)
+        pairs = 0
+        for x, xp in self.neighbour_pairs():
+            pairs += 1
+            r = self.pair_ratio(x, xp)
+            if r > best:
+                best, arg = r, (x, xp)
+                if r == INF:
+                    break
+        output = None if arg[0] is None else self.pair_epsilon(*arg)[1]
+        return GlobalEpsilon(best, *arg, output, pairs=pairs, symmetric=self.program.symmetric)
+
+    def global_violation(self, c: Fraction) -> tuple[Point, Point, Output] | None:
+        """A neighbour pair and output with ``P(o|x) > c P(o|x')``, or None (eps = ln c holds)."""
+        for x, xp in self.neighbour_pairs():
+            o = self.exists_violation(x, xp, c)
+            if o is not None:
+                return x, xp, o
+        return None
+
+    def delta(self, eps: float) -> DeltaBound:
+        """delta(eps) of approximate DP, bracketed soundly, with the worst pair."""
+        lo = hi = Fraction(0)
+        arg: tuple[Any, Any] = (None, None)
+        pairs = 0
+        for x, xp in self.neighbour_pairs():
+            pairs += 1
+            d_lo, d_hi = self.pair_delta(x, xp, eps)
+            lo = max(lo, d_lo)
+            if d_hi > hi:
+                hi, arg = d_hi, (x, xp)
+        return DeltaBound(eps, lo, hi, *arg, pairs=pairs)
+
+    def renyi(self, alpha: int) -> RenyiBound:
+        """The Renyi divergence of integer order ``alpha >= 2``, maximised over neighbour pairs."""
+        if isinstance(alpha, bool) or not isinstance(alpha, int) or alpha < 2:
+            raise ParameterError(f"Renyi order alpha must be an integer >= 2, got {alpha!r}")
+        best: Ratio = Fraction(0)
+        arg: tuple[Any, Any] = (None, None)
+        pairs = 0
+        for x, xp in self.neighbour_pairs():
+            pairs += 1
+            s = self.pair_power_sum(x, xp, alpha)
+            if s > best or arg[0] is None:
+                best, arg = s, (x, xp)
+                if s == INF:
+                    break
+        return RenyiBound(alpha, best, *renyi_bracket(best, alpha), *arg, pairs=pairs)
+
+
 def _order(o: Output) -> Any:
     """A total order on outputs, for deterministic witnesses."""
     return (0, o) if not isinstance(o, tuple) else (1, o)
 
 
-__all__ = ["Distribution", "Event", "ExactBackend", "INF", "Output", "event_predicate"]
+__all__ = [
+    "DeltaBound", "Distribution", "Event", "ExactBackend", "GlobalEpsilon", "INF", "Output",
+    "RenyiBound", "event_predicate",
+]

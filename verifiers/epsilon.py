@@ -20,6 +20,9 @@ from verifiers.ratio import INF, Ratio
 
 GUARD_DIGITS = 40
 _CTX = Context(prec=GUARD_DIGITS)
+# Widening by a few units is exact in twice the digits (the default context's 28 digits
+# would round the widening away and make c_lo = c_hi).
+_WIDE = Context(prec=2 * GUARD_DIGITS)
 
 
 def _ulp(d: Decimal) -> Decimal:
@@ -30,13 +33,16 @@ def exp_bracket(eps: float | Fraction) -> tuple[Fraction, Fraction]:
     """Rationals ``(c_lo, c_hi)`` with ``c_lo <= e^eps <= c_hi`` (eps finite, exact value)."""
     if isinstance(eps, float) and not math.isfinite(eps):
         raise ValueError("exp_bracket needs a finite epsilon")
-    arg = Decimal(eps.numerator) / Decimal(eps.denominator) if isinstance(eps, Fraction) else Decimal(eps)
+    if isinstance(eps, Fraction):
+        arg = _CTX.divide(Decimal(eps.numerator), Decimal(eps.denominator))
+    else:
+        arg = Decimal(eps)
     if isinstance(eps, Fraction) and Fraction(arg) != eps:  # not exactly representable: widen first
-        lo_arg, hi_arg = arg - _ulp(arg) * 2, arg + _ulp(arg) * 2
+        lo_arg, hi_arg = _WIDE.subtract(arg, 2 * _ulp(arg)), _WIDE.add(arg, 2 * _ulp(arg))
     else:
         lo_arg = hi_arg = arg
     lo, hi = _CTX.exp(lo_arg), _CTX.exp(hi_arg)
-    return Fraction(lo - 2 * _ulp(lo)), Fraction(hi + 2 * _ulp(hi))
+    return Fraction(_WIDE.subtract(lo, 2 * _ulp(lo))), Fraction(_WIDE.add(hi, 2 * _ulp(hi)))
 
 
 def log_bracket(r: Ratio) -> tuple[float, float]:
@@ -48,7 +54,7 @@ def log_bracket(r: Ratio) -> tuple[float, float]:
         return -INF, -INF
     d = _CTX.ln(_CTX.divide(Decimal(r.numerator), Decimal(r.denominator)))
     # the division rounds too: widen by a few units before converting to floats
-    lo, hi = d - 4 * _ulp(d), d + 4 * _ulp(d)
+    lo, hi = _WIDE.subtract(d, 4 * _ulp(d)), _WIDE.add(d, 4 * _ulp(d))
     return math.nextafter(float(lo), -INF), math.nextafter(float(hi), INF)
 
 

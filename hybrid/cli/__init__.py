@@ -14,8 +14,7 @@ from typing import Sequence
 
 from samplers.errors import DPHybridError
 
-COMMANDS = ["listing", "sample", "dist"]
-COMMANDS.append("pufferfish")
+COMMANDS = ["listing", "sample", "dist", "verify", "accuracy", "pufferfish"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,99 @@
+"""``dphybrid verify``: exact global epsilon of a mechanism, or a proof / refutation of eps-DP."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from hybrid.cli.common import add_mechanism_args, emit_json, resolve
+from hybrid.formats import output_str, params_to_json, value_to_json, witness_to_json
+from samplers.errors import ParameterError
+from verifiers.bitblast import DEFAULT_NODE_BUDGET
+from verifiers.ratio import ratio_str
+from verifiers.verify import Verification, verify
+
+
+def register(subs: argparse._SubParsersAction) -> None:
+    p = subs.add_parser("verify", help="exact global epsilon over all neighbour pairs (or prove --eps)")
+    add_mechanism_args(p)
+    p.add_argument("--backend", default="auto", help="exact backend: auto, bdd or enumerate (default auto)")
+    p.add_argument("--eps", type=float, default=None, help="prove or refute eps-DP (natural log)")
+    p.add_argument("--precision", type=float, default=None,
+                   help="also bisect eps with the decision oracle to this width")
+    p.add_argument("--node-budget", type=int, default=DEFAULT_NODE_BUDGET,
+                   help=f"BDD node budget (default {DEFAULT_NODE_BUDGET})")
+    p.add_argument("--reorder", action="store_true", help="dynamic BDD variable reordering while building")
+    p.set_defaults(run=run)
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.eps is not None and not (args.eps >= 0):
+        raise ParameterError(f"--eps must be a non-negative number, got {args.eps}")
+    if args.precision is not None and not (0 < args.precision < math.inf):
+        raise ParameterError(f"--precision must be a positive number, got {args.precision}")
+    if args.node_budget < 1:
+        raise ParameterError(f"--node-budget must be positive, got {args.node_budget}")
+
+
+def to_json(v: Verification, mech: Any, params: dict[str, Any], precision: float | None) -> dict[str, Any]:
+    """The JSON result of a verification (fields as in DESIGN.md)."""
+    r = v.result
+    out: dict[str, Any] = {
+        "mechanism": mech.name, "params": params_to_json(params), "status": v.status,
+        "backend": v.backend, "certified": r is not None,
+    }
+    if v.library is not None:
+        out.update(bdd_library=v.library, bdd_nodes=v.bdd_nodes)
+    if r is not None:
+        out.update(
+            ratio=ratio_str(r.ratio), eps_lower=value_to_json(r.eps_lower),
+            eps_upper=value_to_json(r.eps_upper),
+            witness=witness_to_json(mech.name, params, r.x, r.x_prime, [r.output]),
+            pairs=r.pairs, symmetric=r.symmetric,
+        )
+    else:
+        out.update(ratio=None, eps_lower=None, eps_upper=None, witness=None, limit=v.limit)
+    claimed = mech.claimed_eps(**params)
+    out["claimed_eps"] = value_to_json(claimed)
+    out["eps"] = value_to_json(v.eps)
+    out["proved_dp"] = v.proved_dp
+    out["precision"] = precision
+    if v.bisection is not None:
+        b = v.bisection
+        out["bisection"] = {"lo": b.lo, "hi": b.hi, "queries": b.queries}
+    out["timings"] = {k: round(t, 6) for k, t in v.timings.items()}
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    _check(args)
+    mech, params = resolve(args)
+    v = verify(mech.trace(**params), backend=args.backend, eps=args.eps, precision=args.precision,
+               **({"node_budget": args.node_budget, "reorder": args.reorder}
+                  if args.backend in ("auto", "bdd") else {}))
+    data = to_json(v, mech, params, args.precision)
+    if args.json:
+        emit_json(data)
+        return 0
+    _print(data, v)
+    return 0
+
+
+def _print(d: dict[str, Any], v: Verification) -> None:
+    lib = f" ({d['bdd_library']}, {d['bdd_nodes']} BDD nodes)" if "bdd_library" in d else ""
+    print(f"{d['mechanism']} {' '.join(f'{k}={x}' for k, x in d['params'].items())}: backend {d['backend']}{lib}")
+    if d["status"] != "ok":
+        print(f"  {d['status'].replace('_', ' ')}: {d['limit']}; no certified result")
+        return
+    r = v.result
+    print(f"  exact e^eps = {d['ratio']}, eps in [{d['eps_lower']!r}, {d['eps_upper']!r}] "
+          f"over {d['pairs']} neighbour pairs{' (sorted x: symmetric)' if d['symmetric'] else ''}")
+    print(f"  witness x = {list(r.x)}, x' = {list(r.x_prime)}, output {output_str(r.output)}")
+    if d["eps"] is not None:
+        verdict = {True: "holds (proved)", False: "is violated (witness above)", None: "undecided"}[d["proved_dp"]]
+        print(f"  {d['eps']}-DP {verdict}")
+    if "bisection" in d:
+        b = d["bisection"]
+        print(f"  bisection with the decision oracle: eps in [{b['lo']}, {b['hi']}] ({b['queries']} queries)")
+    print("  timings: " + ", ".join(f"{k} {t:.3f} s" for k, t in d["timings"].items()))
