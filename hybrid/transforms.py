@@ -1,0 +1,178 @@
+"""Feature transforms for the classifier attack: sampled outputs to real feature matrices.
+
+A transform is data (:meth:`Transform.to_json`), fitted on training samples, so an
+exported attack computes the same features anywhere.  Per output column it is either
+
+* ``onehot``: one indicator per listed value (BOTTOM included as a value), for discrete
+  columns with few values; or
+* ``numeric``: the value itself, with BOTTOM / NaN and each special code (a float that
+  repeats exactly, such as the -1000.0 of value-releasing sparse vectors) replaced by 0
+  and flagged in an indicator column of its own (DP-Sniper's FlagsFeatureTransformer,
+  with the codes found from the data).
+
+``joint`` one-hot encodes whole outputs of a discrete mechanism with few distinct
+outputs, which lets a linear model express any likelihood-ratio order of them.
+Transform names: ``auto`` (joint when at most 64 distinct discrete outputs, else per
+column), ``flags`` (numeric with flags for every column), ``onehot``, ``joint``,
+``identity`` (raw values; BOTTOM / NaN as 0 plus one flag).  A callable may be given instead; it is
+then recorded by name only and an exported attack cannot be re-applied from JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from hybrid.events import distinct_counts, numeric
+from hybrid.features import atoms, row_keys
+from hybrid.formats import output_from_json, output_to_json
+from samplers.errors import ParameterError
+
+JOINT_LIMIT = 64
+ONEHOT_LIMIT = 32
+NAMES = ("auto", "flags", "onehot", "joint", "identity")
+
+
+@dataclass(frozen=True)
+class Column:
+    kind: str  # "onehot" or "numeric"
+    values: tuple = ()  # onehot: the values; numeric: the flagged special codes
+    bottom: bool = False  # numeric: flag BOTTOM / NaN
+
+    def width(self) -> int:
+        return len(self.values) + (1 if self.kind == "numeric" else 0) + (1 if self.bottom else 0)
+
+
+@dataclass(frozen=True)
+class Transform:
+    """A fitted transform (see the module docstring)."""
+
+    name: str
+    columns: tuple[Column, ...] = ()
+    joint: tuple = ()  # joint outputs, for the "joint" transform
+    fn: Callable[[np.ndarray], np.ndarray] | None = None
+
+    @property
+    def width(self) -> int:
+        if self.fn is not None:
+            return -1
+        return len(self.joint) if self.joint else sum(c.width() for c in self.columns)
+
+    def __call__(self, samples: np.ndarray) -> np.ndarray:
+        if self.fn is not None:
+            return np.asarray(self.fn(samples), dtype=np.float64).reshape(len(samples), -1)
+        if self.joint:
+            return _joint(samples, self.joint)
+        cols = samples.reshape(len(samples), -1)
+        blocks = []
+        for j, c in enumerate(self.columns):
+            v = cols[:, j]
+            if c.kind == "onehot":
+                blocks += [(v == val).astype(np.float64) for val in c.values]
+                continue
+            f = numeric(v)
+            missing = np.isnan(f)
+            special = [f == code for code in c.values]
+            plain = ~missing
+            for s in special:
+                plain &= ~s
+            blocks.append(np.where(plain, f, 0.0))
+            blocks += [s.astype(np.float64) for s in special]
+            if c.bottom:
+                blocks.append(missing.astype(np.float64))
+        return np.stack(blocks, axis=1) if blocks else np.zeros((len(samples), 0))
+
+    def to_json(self) -> dict[str, Any]:
+        if self.fn is not None:
+            return {"name": self.name, "custom": True}
+        d: dict[str, Any] = {"name": self.name}
+        if self.joint:
+            d["joint"] = [output_to_json(o) for o in self.joint]
+        else:
+            d["columns"] = [{"kind": c.kind, "values": [_code_json(v) for v in c.values], "bottom": c.bottom}
+                            for c in self.columns]
+        return d
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Transform":
+        if d.get("custom"):
+            raise ParameterError(f"the attack used a custom feature transform {d.get('name')!r}; "
+                                 "it cannot be rebuilt from JSON")
+        if "joint" in d:
+            return Transform(d["name"], joint=tuple(output_from_json(o) for o in d["joint"]))
+        cols = tuple(Column(c["kind"], tuple(_code_from_json(v, c["kind"]) for v in c["values"]), bool(c["bottom"]))
+                     for c in d["columns"])
+        return Transform(d["name"], columns=cols)
+
+
+def _code_json(v: Any) -> Any:
+    if isinstance(v, float):
+        return v
+    return output_to_json(v)
+
+
+def _code_from_json(v: Any, kind: str) -> Any:
+    return float(v) if kind == "numeric" else output_from_json(v)
+
+
+def joint_index(samples: np.ndarray, outputs: tuple) -> np.ndarray:
+    """The position of each sample among ``outputs`` (``len(outputs)`` when absent)."""
+    rows = np.asarray(outputs, dtype=np.int64).reshape(len(outputs), *samples.shape[1:])
+    keys, want = row_keys(samples), row_keys(rows)
+    order = np.argsort(want, kind="stable")
+    pos = np.searchsorted(want[order], keys).clip(0, len(want) - 1)
+    idx = order[pos]
+    hit = want[idx] == keys
+    if samples.ndim == 2:
+        hit[hit] = (samples[hit] == rows[idx[hit]]).all(axis=1)  # rule out hash collisions
+    return np.where(hit, idx, len(outputs))
+
+
+def _joint(samples: np.ndarray, outputs: tuple) -> np.ndarray:
+    out = np.zeros((len(samples), len(outputs) + 1))
+    out[np.arange(len(samples)), joint_index(samples, outputs)] = 1.0
+    return out[:, :-1]
+
+
+def _distinct(samples: np.ndarray) -> np.ndarray:
+    reps, _, _ = distinct_counts(samples, samples[:0])
+    return reps
+
+
+def _numeric_column(v: np.ndarray) -> Column:
+    f = numeric(v)
+    return Column("numeric", atoms(f[: 500_000]), bool(np.isnan(f).any()))
+
+
+def fit_transform(spec: str | Callable[[np.ndarray], np.ndarray], samples: np.ndarray) -> Transform:
+    """A transform fitted on ``samples`` (both inputs' training outputs)."""
+    if callable(spec):
+        return Transform(f"custom:{getattr(spec, '__name__', 'transform')}", fn=spec)
+    if spec not in NAMES:
+        raise ParameterError(f"unknown feature transform {spec!r} (known: {', '.join(NAMES)})")
+    discrete = samples.dtype.kind != "f"
+    if spec in ("auto", "joint") and discrete:
+        outs = _distinct(samples)
+        if spec == "joint" or len(outs) <= JOINT_LIMIT:
+            return Transform(spec, joint=tuple(_as_output(o) for o in outs))
+    cols = samples.reshape(len(samples), -1)
+    columns = []
+    for j in range(cols.shape[1]):
+        v = cols[:, j]
+        if spec == "identity":
+            columns.append(Column("numeric", (), bool(np.isnan(numeric(v)).any())))
+            continue
+        if discrete and spec in ("auto", "onehot"):
+            vals = _distinct(v)
+            if spec == "onehot" or len(vals) <= ONEHOT_LIMIT:
+                columns.append(Column("onehot", tuple(int(x) for x in vals)))
+                continue
+        columns.append(_numeric_column(v))
+    return Transform(spec, columns=tuple(columns))
+
+
+def _as_output(o: Any) -> Any:
+    return tuple(int(v) for v in o) if np.ndim(o) else int(o)
+
