@@ -34,7 +34,9 @@ class Pair:
     origin: str = "pattern"
 
     def swapped(self) -> "Pair":
-        return Pair(self.x_prime, self.x, self.origin + " (swapped)")
+        suffix = " (swapped)"
+        origin = self.origin[: -len(suffix)] if self.origin.endswith(suffix) else self.origin + suffix
+        return Pair(self.x_prime, self.x, origin)
 
     def to_json(self) -> dict:
         return {"x": list(self.x), "x_prime": list(self.x_prime), "origin": self.origin}

@@ -22,6 +22,7 @@ Continuous mechanisms have no exact backend: the result is the best statistical 
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
 from verifiers.backends import get_backend
-from verifiers.base import ExactBackend
+from verifiers.base import ExactBackend, neighbour_pairs
 from verifiers.epsilon import bisect_epsilon, eps_lower, eps_upper, exp_bracket
 from verifiers.ratio import INF, Ratio, ratio_str
 
@@ -202,28 +203,9 @@ class _Search:
                               seed=derive_seed(self.seed, 12), progress=self.say)
         interval = tester.interval(precision=max(self.precision, 0.02))
         self.samples += 2 * n_select * len(pairs) + 2 * n_test * len(tester._fresh)
-        cands, owner = tester.selection()
-        eps0 = interval.lo
-        score = np.log((np.maximum(cands.cx, cands.cy) + 0.5) / (np.minimum(cands.cx, cands.cy) + 0.5))
-        enough = (cands.cx + cands.cy) > 0.001 * n_select * math.exp(min(eps0, 700.0))
-        best: dict[int, float] = {}
-        for s, o, ok in zip(score, owner, enough):
-            if ok:
-                best[int(o)] = max(best.get(int(o), -INF), float(s))
-        ranked = sorted(best, key=lambda i: -best[i])
-        ordered = [pairs[i] for i in ranked] + [p for i, p in enumerate(pairs) if i not in best]
-        # each pair in the direction its best event favours
-        directed = []
-        for i, p in enumerate(ordered):
-            k = pairs.index(p)
-            mask = owner == k
-            if mask.any():
-                j = np.flatnonzero(mask)[int(np.argmax(score[mask]))]
-                if cands.cy[j] > cands.cx[j]:
-                    p = p.swapped()
-            directed.append(p)
-        self.stat_scores = {(p.x, p.x_prime): best.get(pairs.index(q), math.nan) for p, q in zip(directed, ordered)}
-        return directed, interval
+        ranked = _rank_pairs(pairs, *tester.selection(), n_select, interval.lo)
+        self.stat_scores = {(p.x, p.x_prime): score for p, score in ranked}
+        return [p for p, _ in ranked], interval
 
     def certify(self, exact: ExactBackend, pairs: list[Pair], keep: int = 4) -> list[Candidate]:
         """Exact levels of the most promising pairs (both orders), best first."""
@@ -270,13 +252,36 @@ class _Search:
         return [b.lo, b.hi], b.witness
 
     def global_verify(self, exact: ExactBackend) -> Any:
-        pairs = sum(1 for _ in exact.neighbour_pairs())
-        if self.global_check is False or (self.global_check is None and pairs > self.budget.global_pairs):
-            if self.global_check is None:
-                self.limits.append(f"global verification skipped: {pairs} neighbour pairs > {self.budget.global_pairs}")
+        if self.global_check is False:
             return None
-        self.queries += pairs
-        return exact.global_epsilon()
+        limit = self.budget.global_pairs
+        pairs = sum(1 for _ in itertools.islice(neighbour_pairs(exact.program), limit + 1))
+        if self.global_check is None and pairs > limit:
+            self.limits.append(f"global verification skipped: more than {limit} neighbour pairs")
+            return None
+        g = exact.global_epsilon()
+        self.queries += g.pairs
+        return g
+
+
+def _rank_pairs(pairs: list[Pair], cands: Any, owner: np.ndarray, n: int, eps: float) -> list[tuple[Pair, float]]:
+    """Pairs by the largest empirical log-ratio of their frequent events, in the favoured direction.
+
+    An event counts when it is not rare at ``eps`` (StatDP's rule); a pair with none
+    keeps score NaN and goes last.
+    """
+    hi, lo = np.maximum(cands.cx, cands.cy), np.minimum(cands.cx, cands.cy)
+    score = np.log((hi + 0.5) / (lo + 0.5))
+    frequent = (hi + lo) > 0.001 * n * math.exp(min(eps, 700.0))
+    out = []
+    for i, pair in enumerate(pairs):
+        mine = np.flatnonzero((owner == i) & frequent)
+        if not len(mine):
+            out.append((pair, math.nan))
+            continue
+        j = mine[int(np.argmax(score[mine]))]
+        out.append((pair.swapped() if cands.cy[j] > cands.cx[j] else pair, float(score[j])))
+    return sorted(out, key=lambda ps: -ps[1] if not math.isnan(ps[1]) else INF)
 
 
 def _length_param(mech: Mechanism | None) -> str | None:
@@ -419,6 +424,7 @@ def _grow(s: _Search, mech: Mechanism, program: Program, length: str, result: Se
                               "output": output_to_json(best.output)})
         if low > s.claimed:
             result.eps_lower, result.ratio, result.refuted = low, best.ratio, True
+            result.bracket = [low, eps_upper(best.ratio)]
             result.witness = s._witness(prog, best.pair, [best.output])
             result.note = f"the claim eps = {s.claimed:g} is refuted at {length} = {n}"
             return

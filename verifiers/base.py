@@ -111,6 +111,16 @@ def refuse_continuous(program: Program, backend: str) -> None:
         )
 
 
+def neighbour_pairs(program: Program) -> Iterator[tuple[Point, Point]]:
+    """Ordered neighbour pairs of the domain; only sorted ``x`` for a symmetric program."""
+    dom, nb = program.domain, program.neighbours
+    for x in dom.points():
+        if program.symmetric and any(a > b for a, b in zip(x, x[1:])):
+            continue
+        for xp in nb.of(x, dom):
+            yield x, xp
+
+
 class ExactBackend(ABC):
     """Exact answers about one program's output distributions."""
 
@@ -193,14 +203,9 @@ class ExactBackend(ABC):
         """Called before questions about every input of the domain (backends may batch)."""
 
     def neighbour_pairs(self) -> Iterator[tuple[Point, Point]]:
-        """Ordered neighbour pairs of the domain; only sorted ``x`` for a symmetric program."""
+        """:func:`neighbour_pairs` of the program, after preparing the backend for a sweep."""
         self.prepare_sweep()
-        dom, nb = self.program.domain, self.program.neighbours
-        for x in dom.points():
-            if self.program.symmetric and any(a > b for a, b in zip(x, x[1:])):
-                continue
-            for xp in nb.of(x, dom):
-                yield x, xp
+        return neighbour_pairs(self.program)
 
     def global_epsilon(self) -> GlobalEpsilon:
         """The exact maximum of ``P(o|x)/P(o|x')`` over neighbour pairs and outputs."""
