@@ -123,7 +123,7 @@ def _own_witness(d: Mapping[str, Any], claimed: float | None) -> Witness:
     if not isinstance(params, dict):
         raise WitnessFileError("witness params must be an object")
     event, event_json = _set_event(d["event"])
-    claim = d.get("claimed_eps", claimed)
+    claim = claimed if claimed is not None else d.get("claimed_eps")
     return Witness(mech, mech.params(**params), _point(d["x"], "x"), _point(d["x_prime"], "x_prime"),
                    event, event_json, None if claim is None else float(claim))
 
@@ -137,7 +137,7 @@ def _statdp_component(c: Any) -> Callable[[Any], bool]:
     raise WitnessFileError(f"StatDP event component {c!r} is neither a value nor an interval [lo, hi]")
 
 
-def _statdp_witness(row: Any, mech: Mechanism) -> Witness:
+def _statdp_witness(row: Any, mech: Mechanism, claimed: float | None) -> Witness:
     if not isinstance(row, list) or len(row) != 6:
         raise WitnessFileError(f"a StatDP result is [epsilon, p, d1, d2, kwargs, event], got {row!r}")
     eps, p, d1, d2, kwargs, event = row
@@ -158,7 +158,7 @@ def _statdp_witness(row: Any, mech: Mechanism) -> Witness:
         return len(vals) == len(tests) and all(t(v) for t, v in zip(tests, vals))
 
     return Witness(mech, mech.params(**params), _point(d1, "d1"), _point(d2, "d2"), member, event,
-                   float(eps), "statdp", {"statdp_p_value": p})
+                   float(eps) if claimed is None else claimed, "statdp", {"statdp_p_value": p})
 
 
 def parse_witnesses(data: Any, *, mechanism: str | None = None, claimed_eps: float | None = None) -> list[Witness]:
@@ -168,7 +168,7 @@ def parse_witnesses(data: Any, *, mechanism: str | None = None, claimed_eps: flo
 
         return [attack_witness(data, claimed_eps)]
     if isinstance(data, dict) and "witness" in data and isinstance(data["witness"], dict):
-        claim = data.get("claimed_eps", claimed_eps)
+        claim = claimed_eps if claimed_eps is not None else data.get("claimed_eps")
         return [_own_witness(data["witness"], claim)]
     if isinstance(data, dict):
         return [_own_witness(data, claimed_eps)]
@@ -176,7 +176,7 @@ def parse_witnesses(data: Any, *, mechanism: str | None = None, claimed_eps: flo
         if mechanism is None:
             raise WitnessFileError("a StatDP result list does not name its mechanism: pass --mechanism")
         mech = _mechanism(mechanism)
-        return [_statdp_witness(r, mech) for r in data]
+        return [_statdp_witness(r, mech, claimed_eps) for r in data]
     if isinstance(data, list) and data and all(isinstance(r, dict) for r in data):
         return [w for r in data for w in parse_witnesses(r, claimed_eps=claimed_eps)]
     raise WitnessFileError("not a witness, a list of witnesses, a dphybrid result or a StatDP result list")

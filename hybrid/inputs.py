@@ -141,6 +141,23 @@ def local_move(pair: Pair, domain: Domain, neighbours: Neighbours, rng: np.rando
     return pair
 
 
+def coordinate_moves(pair: Pair, domain: Domain, neighbours: Neighbours) -> Iterator[Pair]:
+    """Every pair one step away: one coordinate of x, of x' or of both moved by one.
+
+    Deterministic, so an exact local search explores the whole neighbourhood of its
+    current pair (random moves can miss the one that pays).
+    """
+    x, xp = pair.x, pair.x_prime
+    for i in range(domain.size):
+        for dx, dxp in ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, -1)):
+            a, b = x[i] + dx, xp[i] + dxp
+            if not (domain.lo[i] <= a <= domain.hi[i] and domain.lo[i] <= b <= domain.hi[i]):
+                continue
+            na, nb = x[:i] + (a,) + x[i + 1:], xp[:i] + (b,) + xp[i + 1:]
+            if na != nb and neighbours.contains(na, nb):
+                yield Pair(na, nb, "local search")
+
+
 def neighbour_search(
     score: Callable[[Pair], float],
     domain: Domain,

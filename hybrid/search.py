@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from hybrid.formats import output_to_json, params_to_json, value_to_json
-from hybrid.inputs import Pair, local_move, pattern_pairs, random_pair
+from hybrid.inputs import Pair, coordinate_moves, pattern_pairs, random_pair
 from hybrid.seeds import derive_seed
 from hybrid.statdp import StatDPTester
 from samplers.compile import compile_sampler
@@ -54,7 +54,7 @@ class Budget:
     time: float = 300.0  # seconds for the whole search
     samples: int = 20_000_000  # mechanism outputs drawn by the testers
     global_pairs: int = 20_000  # run the global verification only up to this many neighbour pairs
-    local_steps: int = 60  # exact evaluations in the local search
+    local_steps: int = 300  # exact pair evaluations in the local search
     max_length: int = 40  # longest input tried when growing a length parameter
 
 
@@ -219,24 +219,25 @@ class _Search:
         return sorted(out.values(), key=lambda c: -c.ratio)
 
     def improve(self, exact: ExactBackend, best: Candidate) -> Candidate:
-        """Hill-climb on the exact pair level with local moves, while it pays."""
+        """First-improvement hill climbing on the exact pair level over single-coordinate moves."""
         program = exact.program
-        rng = np.random.default_rng(derive_seed(self.seed, 13))
         tried = {best.key()}
-        stale = 0
-        for _ in range(self.budget.local_steps):
-            if self.clock.expired or best.ratio == INF:
-                break
-            move = local_move(best.pair, program.domain, program.neighbours, rng)
-            if (move.x, move.x_prime) in tried:
-                stale += 1
-                if stale > 20:
+        evaluations = 0
+        improved = True
+        while improved and best.ratio != INF:
+            improved = False
+            for move in coordinate_moves(best.pair, program.domain, program.neighbours):
+                if (move.x, move.x_prime) in tried:
+                    continue
+                if evaluations >= self.budget.local_steps or self.clock.expired:
+                    self.limits.append(f"local search stopped after {evaluations} exact evaluations")
+                    return best
+                tried.add((move.x, move.x_prime))
+                evaluations += 1
+                r, o = self._pair_level(exact, move)
+                if r > best.ratio:
+                    best, improved = Candidate(move, math.nan, r, o), True
                     break
-                continue
-            tried.add((move.x, move.x_prime))
-            r, o = self._pair_level(exact, move)
-            if r > best.ratio:
-                best, stale = Candidate(move, math.nan, r, o), 0
         return best
 
     def bisect(self, exact: ExactBackend, best: Candidate, interval: Any) -> tuple[list[float], Any]:
@@ -425,6 +426,7 @@ def _grow(s: _Search, mech: Mechanism, program: Program, length: str, result: Se
         if low > s.claimed:
             result.eps_lower, result.ratio, result.refuted = low, best.ratio, True
             result.bracket = [low, eps_upper(best.ratio)]
+            result.eps_upper, result.proved_dp = None, False  # the global check covered a shorter length
             result.witness = s._witness(prog, best.pair, [best.output])
             result.note = f"the claim eps = {s.claimed:g} is refuted at {length} = {n}"
             return

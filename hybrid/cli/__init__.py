@@ -14,7 +14,7 @@ from typing import Sequence
 
 from samplers.errors import DPHybridError
 
-COMMANDS = ["listing", "sample", "dist", "verify", "accuracy", "pufferfish"]
+COMMANDS = ["listing", "sample", "dist", "search", "certify", "verify", "accuracy", "pufferfish"]
 
 
 class _Parser(argparse.ArgumentParser):

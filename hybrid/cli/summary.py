@@ -1,0 +1,62 @@
+"""Human-readable summaries of results on a terminal (rich)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _fmt_eps(v: Any) -> str:
+    return v if isinstance(v, str) else f"{v:.6f}"
+
+
+def _params(d: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in d.items())
+
+
+def print_search(r: dict[str, Any], plot: str | None = None) -> None:
+    """The search result: verdict, bracket, witness, candidates, timings."""
+    c = Console()
+    c.print(f"[bold]{r['mechanism']}[/bold] {_params(r['params'])}")
+    if r["certified"]:
+        c.print(f"  certified: e^eps >= [bold]{r['ratio']}[/bold], eps >= [bold]{_fmt_eps(r['eps_lower'])}[/bold]"
+                f" ({r['backend']} backend)")
+        if r.get("bracket"):
+            lo, hi = r["bracket"]
+            c.print(f"  best pair's eps in [{_fmt_eps(lo)}, {_fmt_eps(hi)}] (precision {r['precision']:g})")
+    else:
+        c.print(f"  statistical lower bound: eps >= [bold]{_fmt_eps(r['eps_lower'])}[/bold] (not certified)")
+    if r.get("stat_interval"):
+        lo, hi = r["stat_interval"]
+        c.print(f"  testing alone: eps in [{_fmt_eps(lo)}, {_fmt_eps(hi)}] (statistical interval)")
+    if r.get("eps_upper") is not None:
+        c.print(f"  global verification: eps <= {_fmt_eps(r['eps_upper'])}"
+                + ("" if r.get("proved_dp") is None else f", proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"))
+    if r.get("claimed_eps") is not None and r.get("refuted") is not None:
+        verdict = "[red]refuted[/red]" if r["refuted"] else "not refuted"
+        c.print(f"  claim eps = {r['claimed_eps']:g}: {verdict}")
+    w = r.get("witness")
+    if w:
+        c.print(f"  witness: x = {w['x']}, x' = {w['x_prime']}, event = {w['event']}")
+    if r.get("note"):
+        c.print(f"  {r['note']}")
+    if r.get("growth"):
+        t = Table("length", "ratio", "eps >=", "x", "x'", "output", title="witness family")
+        for g in r["growth"]:
+            key = next(k for k in g if k not in ("ratio", "eps_lower", "x", "x_prime", "output"))
+            t.add_row(str(g[key]), g["ratio"], _fmt_eps(g["eps_lower"]), str(g["x"]), str(g["x_prime"]), str(g["output"]))
+        c.print(t)
+    cands = [k for k in r.get("candidates", []) if "ratio" in k]
+    if cands:
+        t = Table("x", "x'", "origin", "exact ratio", title="candidate pairs certified")
+        for k in cands[:8]:
+            t.add_row(str(k["x"]), str(k["x_prime"]), k.get("origin", k.get("proposed_by", "")), k["ratio"])
+        c.print(t)
+    for lim in r.get("limits_hit", []):
+        c.print(f"  [yellow]limit:[/yellow] {lim}")
+    timings = ", ".join(f"{k} {v:.2f} s" for k, v in r.get("timings", {}).items())
+    c.print(f"  {r.get('samples', 0):,} samples, {r.get('exact_queries', 0):,} exact queries; {timings}")
+    if plot:
+        c.print(f"  plot written to {plot}")

@@ -1,0 +1,95 @@
+"""Certifying witness files: ours (round trip with search), StatDP's, and bad files."""
+
+import json
+
+import pytest
+
+from hybrid.certify import WitnessFileError, certify_file, parse_witnesses, certify
+from hybrid.cli import main
+from hybrid.search import Budget, search
+from samplers import catalogue
+from samplers.errors import DomainError, UnknownMechanism
+
+
+def write(tmp_path, obj, name="w.json"):
+    p = tmp_path / name
+    p.write_text(obj if isinstance(obj, str) else json.dumps(obj))
+    return p
+
+
+def test_search_witness_round_trips(tmp_path):
+    res = search(catalogue.get("noisy_max_geom"), dict(m=3), budget=Budget(samples=300_000)).to_json()
+    [cert] = certify_file(write(tmp_path, res))
+    assert cert.to_json()["ratio"] == res["ratio"] == "24/7"
+    [cert] = certify_file(write(tmp_path, res), claimed_eps=1.2)
+    assert cert.violation_holds is True  # ln(24/7) = 1.232 > 1.2
+    [cert] = certify_file(write(tmp_path, res), claimed_eps=1.24)
+    assert cert.violation_holds is False
+
+
+def test_own_witness_format():
+    w = {"mechanism": "above_threshold_geom", "params": {"L": 2}, "x": [0, 1], "x_prime": [1, 0],
+         "event": [[0, 1]], "claimed_eps": 1.0}
+    [c] = [certify(x) for x in parse_witnesses(w)]
+    d = c.to_json()
+    assert d["ratio"] == "29/8" and d["violation_holds"] is True
+    assert d["p_x"] == "29/90"
+
+
+def test_bottom_in_events():
+    w = {"mechanism": "above_threshold_geom", "params": {"L": 2}, "x": [2, 2], "x_prime": [1, 1],
+         "event": [[1, "bottom"]]}
+    [c] = [certify(x) for x in parse_witnesses(w)]
+    assert c.p_x > 0
+
+
+def test_statdp_result_list(tmp_path):
+    # StatDP's (epsilon, p, d1, d2, kwargs, event) rows; kwargs carry the mechanism's parameters
+    rows = [[1.3, 0.001, [1, 1, 1, 1, 1], [0, 2, 2, 2, 2], {"epsilon": 1.3, "a": "1/2"}, [1]],
+            [1.4, 0.9, [1, 1, 1, 1, 1], [0, 2, 2, 2, 2], {"epsilon": 1.4}, [1]]]
+    certs = certify_file(write(tmp_path, rows), mechanism="noisy_max_geom")
+    assert [c.to_json()["ratio"] for c in certs] == ["288/73", "288/73"]
+    assert [c.violation_holds for c in certs] == [True, False]
+
+
+def test_statdp_interval_events():
+    rows = [[0.5, 0.0, [0], [1], {"epsilon": 0.5}, [[float("-inf"), 0.5]]]]
+    [c] = [certify(w) for w in parse_witnesses(rows, mechanism="trunc_geom")]
+    assert c.to_json()["ratio"] == "2"  # {output 0} = (-inf, 0.5): P = 2/3 vs 1/3
+
+
+@pytest.mark.parametrize("content, error, message", [
+    ("{not json", WitnessFileError, "cannot read"),
+    ({"mechanism": "rr"}, WitnessFileError, "lacks"),
+    ({"mechanism": "nope", "x": [0], "x_prime": [1], "event": [0]}, UnknownMechanism, "unknown mechanism"),
+    ({"mechanism": "trunc_geom", "x": [0], "x_prime": [5], "event": [0]}, DomainError, "outside"),
+    ({"mechanism": "trunc_geom", "x": [0], "x_prime": [2], "event": [0]}, DomainError, "not one_differ neighbours"),
+    ({"mechanism": "trunc_geom", "x": [0], "x_prime": [1], "event": 3}, WitnessFileError, "list of outputs"),
+    ({"mechanism": "trunc_geom", "x": "0", "x_prime": [1], "event": [0]}, WitnessFileError, "list of integers"),
+    ([[0.5, 0.1, [0], [1], {"epsilon": 0.5}, [0]]], WitnessFileError, "--mechanism"),
+    (7, WitnessFileError, "not a witness"),
+])
+def test_bad_witness_files(tmp_path, content, error, message):
+    p = write(tmp_path, content)
+    with pytest.raises(error, match=message):
+        certify_file(p)
+
+
+def test_certify_cli(tmp_path, capsys):
+    p = write(tmp_path, {"mechanism": "trunc_geom", "x": [0], "x_prime": [1], "event": [0], "claimed_eps": 0.5})
+    assert main(["certify", str(p), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["ratio"] == "2" and d["violation_holds"] is True
+    assert main(["certify", str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such file" in err
+
+
+def test_search_cli(tmp_path, capsys):
+    plot = tmp_path / "p.png"
+    assert main(["search", "trunc_geom", "--samples", "200000", "--json", "--plot", str(plot)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["ratio"] == "2" and plot.stat().st_size > 1000
+    assert main(["search", "trunc_geom", "--precision", "0"]) == 2
+    assert "precision" in capsys.readouterr().err
+    assert main(["search", "trunc_geom", "-p", "a=2"]) == 2

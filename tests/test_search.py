@@ -1,0 +1,97 @@
+"""The hybrid search: certified bounds that agree with exhaustive verification."""
+
+import json
+from fractions import Fraction
+
+import pytest
+
+from hybrid.search import Budget, search
+from samplers import catalogue
+from samplers.errors import ParameterError
+from verifiers.backends import get_backend
+from verifiers.ratio import INF
+
+SMALL = Budget(samples=400_000, time=120)
+
+# Small parameters of every discrete catalogue mechanism (global verification is instant).
+AGREE = {
+    "rr": dict(n=3, lam="1/5"),
+    "kary_rr": dict(k=4, p="7/10"),
+    "trunc_geom": dict(m=3, a="1/3"),
+    "rr_count": dict(n=3),
+    "noisy_max_geom": dict(m=3),
+    "noisy_max_geom_value": dict(m=3),
+    "above_threshold_geom": dict(L=3),
+    "histogram_geom": dict(m=2),
+    "histogram_geom_wrong_scale": dict(m=2),
+    "geo_sample": dict(eps=0.5, n=4),
+    "rappor": dict(h=2, m=5),
+    "one_time_rappor": dict(h=2, m=5),
+    "svt_geom": dict(L=3, W=1),
+    "isvt1_geom": dict(L=3),
+    "isvt3_geom": dict(L=3, W=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AGREE))
+def test_search_without_global_check_finds_the_exact_level(name):
+    """Testing plus local search alone reach the exhaustive maximum on small mechanisms."""
+    program = catalogue.get(name).trace(**AGREE[name])
+    exhaustive = get_backend(program).global_epsilon()
+    result = search(program, budget=SMALL, global_check=False, seed=1)
+    assert result.certified and result.ratio == exhaustive.ratio
+    w = result.witness
+    if result.ratio != INF:  # the witness really attains it
+        assert get_backend(program).witness_ratio(w["x"], w["x_prime"], [tuple(o) if isinstance(o, list) else o
+                                                                          for o in w["event"]]) == result.ratio
+
+
+def test_noisy_max_acceptance():
+    r = search(catalogue.get("noisy_max_geom"), budget=SMALL)
+    d = r.to_json()
+    assert d["ratio"] == "288/73" and d["certified"]
+    assert abs(d["eps_lower"] - 1.3725010389875545) < 1e-12
+    lo, hi = d["bracket"]
+    assert hi - lo <= 1e-3 and lo <= 1.3725010389875547 <= hi
+    w = d["witness"]
+    assert sorted(w["x"]) == [1] * 5 and sorted(w["x_prime"]) == [0, 2, 2, 2, 2]
+    assert w["event"] == [1 + w["x_prime"].index(0)]
+    assert d["eps_upper"] == pytest.approx(1.3725010389875547) and d["proved_dp"] is None
+    assert set(d["timings"]) >= {"propose", "certify", "bisect", "global", "total"}
+    json.dumps(d)
+
+
+def test_claims_are_checked_against_the_global_level():
+    r = search(catalogue.get("trunc_geom"), claimed_eps=0.7, budget=SMALL)
+    assert r.proved_dp is True and r.refuted is False
+    r = search(catalogue.get("trunc_geom"), claimed_eps=0.69, budget=SMALL)
+    assert r.proved_dp is False and r.refuted is True
+
+
+def test_above_threshold_claim_is_refuted_by_growing_the_length():
+    r = search(catalogue.get("above_threshold_geom"), claimed_eps=3.0, budget=SMALL)
+    assert r.refuted and r.certified
+    assert [g["L"] for g in r.growth] == [3, 4, 5]
+    assert [Fraction(g["ratio"]) for g in r.growth] == [8, 16, 32]
+    assert r.ratio == 32 and len(r.witness["x"]) == 5
+    assert r.proved_dp is False and r.eps_upper is None
+
+
+def test_infinite_level_is_reported():
+    r = search(catalogue.get("isvt1_geom"), budget=SMALL)
+    assert r.ratio == INF and r.to_json()["eps_lower"] == "inf"
+
+
+def test_limits_are_reported():
+    r = search(catalogue.get("noisy_max_geom"), dict(m=4, n=3), budget=Budget(samples=200_000, global_pairs=10))
+    assert any("global verification skipped" in lim for lim in r.limits_hit)
+    assert r.eps_upper is None
+
+
+def test_bad_parameters():
+    with pytest.raises(ParameterError):
+        search(catalogue.get("rr"), precision=0)
+    with pytest.raises(ParameterError):
+        search(catalogue.get("rr"), claimed_eps=-1)
+    with pytest.raises(ParameterError):
+        search(catalogue.get("rr"), dict(lam="2"))
