@@ -14,7 +14,7 @@ from typing import Sequence
 
 from samplers.errors import DPHybridError
 
-COMMANDS = ["listing", "sample", "dist", "search", "certify", "verify", "accuracy", "pufferfish"]
+COMMANDS = ["listing", "sample", "dist", "search", "certify", "verify", "accuracy", "pufferfish", "suite", "report"]
 
 
 class _Parser(argparse.ArgumentParser):

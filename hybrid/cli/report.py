@@ -1,0 +1,25 @@
+"""``dphybrid report``: a table and a plot from a suite's JSONL results."""
+
+from __future__ import annotations
+
+import argparse
+
+from hybrid.report import html_report, json_report, markdown, plot
+from hybrid.results_log import read_results
+
+
+def register(subs: argparse._SubParsersAction) -> None:
+    p = subs.add_parser("report", help="table and plot of suite results")
+    p.add_argument("results", metavar="RESULTS", help="JSONL file written by 'dphybrid suite --out'")
+    p.add_argument("--format", default="md", choices=["md", "html", "json"], help="table format (default md)")
+    p.add_argument("--plot", metavar="FILE", help="bar plot of bounds against claimed eps (PNG)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    rows = read_results(args.results)
+    if args.plot:
+        plot(rows, args.plot)
+    render = {"md": markdown, "html": html_report, "json": json_report}[args.format]
+    print(render(rows))
+    return 0

@@ -1,0 +1,66 @@
+"""``dphybrid suite``: run a whole suite in parallel, locally or on a dask cluster."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from hybrid.cli.common import add_json_flag, emit_json
+from hybrid.report import markdown
+from hybrid.suite import run_suite
+from hybrid.suite_file import load_suite
+
+
+def register(subs: argparse._SubParsersAction) -> None:
+    p = subs.add_parser("suite", help="run a suite of mechanisms in parallel (joblib or dask)")
+    p.add_argument("suite", metavar="SUITE", help="discrete, statdp, dpsniper, or a .toml/.json suite file")
+    p.add_argument("--jobs", type=int, default=1, help="parallel entries (default 1)")
+    p.add_argument("--backend", default="loky", choices=["loky", "dask"], help="loky (local) or dask")
+    p.add_argument("--scheduler", help="address of a running dask scheduler (with --backend dask)")
+    p.add_argument("--out", help="append results to this JSONL file (one line per finished entry)")
+    p.add_argument("--resume", action="store_true", help="skip entries already in --out")
+    p.add_argument("--precision", type=float, help="override every entry's precision")
+    p.add_argument("--time-budget", type=float, help="override every entry's time budget (seconds)")
+    add_json_flag(p)
+    p.set_defaults(run=run)
+
+
+def _bar(total: int, quiet: bool) -> Any:
+    if quiet or not sys.stderr.isatty():
+        return None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=Console(stderr=True))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.resume and not args.out:
+        from samplers.errors import ParameterError
+
+        raise ParameterError("--resume needs --out FILE")
+    suite = load_suite(args.suite)
+    bar = _bar(len(suite.entries), args.json)
+    task = None
+
+    def on_row(row: dict[str, Any]) -> None:
+        if bar is not None:
+            r = row.get("result") or {}
+            bar.update(task, advance=1, description=f"{row['entry']['mechanism']}: eps >= {r.get('eps_lower', row['status'])}")
+
+    if bar is not None:
+        bar.start()
+        task = bar.add_task(f"suite {suite.name}", total=len(suite.entries))
+    try:
+        rows = run_suite(suite, jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, out=args.out,
+                         resume=args.resume, precision=args.precision, time_budget=args.time_budget, on_row=on_row)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if args.json:
+        emit_json(rows)
+    else:
+        print(markdown(rows, f"suite {suite.name}"))
+    return 0

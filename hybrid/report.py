@@ -1,0 +1,159 @@
+"""Reports of suite results: a table (markdown, HTML or JSON) and a bar plot of bounds.
+
+Each row says what was established about one entry: the certified lower bound and its
+exact ratio, the statistical interval, the verdict (proved, refuted, certified bound,
+statistical only, error), the witness and the time; and, where the suite declares
+reference values, how they compare (exact levels from REFERENCE.md, DP-Sniper's and
+StatDP's published outcomes).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from fractions import Fraction
+from typing import Any, Sequence
+
+from verifiers.ratio import parse_ratio
+
+
+def _num(v: Any) -> float | None:
+    if v is None:
+        return None
+    if v == "inf":
+        return math.inf
+    return float(v)
+
+
+def verdict(row: dict[str, Any]) -> str:
+    """One word or two on what the row established."""
+    if row["status"] != "ok":
+        return row["status"]
+    r = row["result"]
+    if r.get("certified"):
+        if r.get("refuted"):
+            return "refuted (certified)"
+        if r.get("proved_dp"):
+            return "proved"
+        return "certified bound"
+    return "refuted (statistical)" if r.get("refuted") else "statistical only"
+
+
+def _compare(ref: dict[str, Any], r: dict[str, Any], verdict_: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    ours = _num(r.get("eps_lower"))
+    if "exact_ratio" in ref:
+        want = parse_ratio(str(ref["exact_ratio"]))
+        got = None if r.get("ratio") is None else parse_ratio(r["ratio"])
+        out["exact"] = f"{ref['exact_ratio']} " + ("✓" if got == want else f"✗ (got {r.get('ratio')})")
+    if "dpsniper" in ref and ours is not None:
+        out["DP-Sniper"] = f"{ref['dpsniper']:.4f} " + ("✓" if ours >= ref["dpsniper"] else "✗")
+    if "dp" in ref:
+        refuted = verdict_.startswith("refuted")
+        agrees = refuted != bool(ref["dp"])
+        out["StatDP"] = ("DP" if ref["dp"] else "not DP") + (" ✓" if agrees else " ✗")
+    if "refuted" in ref:
+        out["expected"] = ("refuted" if ref["refuted"] else "not refuted") + (
+            " ✓" if bool(r.get("refuted")) == bool(ref["refuted"]) else " ✗")
+    return out
+
+
+def _fmt(v: Any, digits: int = 4) -> str:
+    if v is None:
+        return ""
+    if v == "inf" or v == math.inf:
+        return "inf"
+    if isinstance(v, (int, float)):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, str]]]:
+    """Column names and one dict of cell strings per result row."""
+    refs: list[str] = []
+    out = []
+    for row in rows:
+        entry = row["entry"]
+        r = row.get("result") or {}
+        v = verdict(row)
+        cmp = _compare(entry.get("reference", {}), r, v) if row["status"] == "ok" else {}
+        refs += [k for k in cmp if k not in refs]
+        stat = r.get("stat_interval")
+        w = r.get("witness") or {}
+        ratio = r.get("ratio")
+        if ratio is not None and ratio != "inf" and len(ratio) > 24:
+            ratio = f"≈{float(Fraction(ratio)):.6g}"
+        cells = {
+            "mechanism": entry["mechanism"],
+            "params": " ".join(f"{k}={val}" for k, val in entry.get("params", {}).items()),
+            "claimed eps": _fmt(entry.get("claimed_eps"), 3),
+            "eps lower bound": _fmt(r.get("eps_lower")),
+            "exact ratio": ratio or "",
+            "statistical interval": f"[{_fmt(stat[0])}, {_fmt(stat[1])}]" if stat else "",
+            "verdict": v if row["status"] == "ok" else f"{v}: {row.get('error', '')}",
+            "witness": f"{w.get('x')} vs {w.get('x_prime')}" if w else "",
+            "time s": f"{row.get('elapsed', 0):.1f}",
+            **cmp,
+        }
+        out.append(cells)
+    cols = ["mechanism", "params", "claimed eps", "eps lower bound", "exact ratio", "statistical interval",
+            "verdict", "witness", "time s"] + refs
+    return cols, out
+
+
+def markdown(rows: Sequence[dict[str, Any]], title: str = "") -> str:
+    cols, cells = table(rows)
+    lines = [f"## {title}", ""] if title else []
+    lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(c.get(k, "").replace("|", "\\|") for k in cols) + " |" for c in cells]
+    lines += ["", summary(rows)]
+    return "\n".join(lines)
+
+
+def html_report(rows: Sequence[dict[str, Any]], title: str = "dphybrid results") -> str:
+    cols, cells = table(rows)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c.get(k, ''))}</td>" for k in cols) + "</tr>" for c in cells)
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            "<style>body{font-family:sans-serif}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1><table><tr>{head}</tr>{body}</table>"
+            f"<p>{html.escape(summary(rows))}</p></body></html>")
+
+
+def json_report(rows: Sequence[dict[str, Any]]) -> str:
+    cols, cells = table(rows)
+    return json.dumps({"columns": cols, "rows": cells, "summary": summary(rows)}, indent=2)
+
+
+def summary(rows: Sequence[dict[str, Any]]) -> str:
+    """Counts of verdicts and total time."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[verdict(row)] = counts.get(verdict(row), 0) + 1
+    total = sum(row.get("elapsed", 0.0) for row in rows)
+    parts = ", ".join(f"{n} {k}" for k, n in counts.items())
+    return f"{len(rows)} entries: {parts}; {total:.1f} s of entry time."
+
+
+def plot(rows: Sequence[dict[str, Any]], path: str, title: str = "dphybrid lower bounds") -> None:
+    """Bars of our lower bounds against the claimed eps and any published bounds."""
+    from hybrid.plots import bounds_plot
+
+    names = [f"{r['entry']['mechanism']}" for r in rows]
+    ours = [_num((r.get("result") or {}).get("eps_lower")) for r in rows]
+    claimed = [r["entry"].get("claimed_eps") for r in rows]
+    refs: dict[str, list[float | None]] = {}
+    if any("dpsniper" in r["entry"].get("reference", {}) for r in rows):
+        refs["DP-Sniper"] = [r["entry"].get("reference", {}).get("dpsniper") for r in rows]
+    if any("exact_ratio" in r["entry"].get("reference", {}) for r in rows):
+        refs["exact level"] = [_log(r["entry"].get("reference", {}).get("exact_ratio")) for r in rows]
+    bounds_plot(names, ours, claimed, refs, path, title)
+
+
+def _log(ratio: Any) -> float | None:
+    if ratio is None:
+        return None
+    r = parse_ratio(str(ratio))
+    return math.inf if r == math.inf else (math.log(r) if r > 0 else None)

@@ -1,0 +1,170 @@
+"""Suite runs: parallel, resumable after kill -9, errors as rows, dask for real, reports."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from hybrid import suite as suite_mod
+from hybrid.cli import main
+from hybrid.report import table, verdict
+from hybrid.results_log import ResultsFileError, open_for_append, read_results
+from hybrid.suite import execute, run_suite
+from hybrid.suite_file import Entry, SuiteError, load_suite
+
+SUITE = """
+name = "small"
+[defaults]
+budget = 60
+[[entry]]
+mechanism = "trunc_geom"
+reference = { exact_ratio = "2" }
+[[entry]]
+mechanism = "rr"
+params = { n = 2, lam = "1/5" }
+reference = { exact_ratio = "4" }
+[[entry]]
+mechanism = "noisy_max_geom"
+params = { m = 3 }
+claimed_eps = 1.0
+reference = { refuted = true }
+[[entry]]
+mechanism = "kary_rr"
+params = { k = 4, p = "7/10" }
+reference = { exact_ratio = "7" }
+[[entry]]
+mechanism = "histogram_geom"
+params = { m = 2 }
+[[entry]]
+mechanism = "geo_sample"
+params = { eps = -1.0 }
+"""
+
+
+@pytest.fixture
+def suite_file(tmp_path):
+    p = tmp_path / "small.toml"
+    p.write_text(SUITE)
+    return p
+
+
+def _stable(rows):
+    """The deterministic part of rows: everything but timings and worker details."""
+    out = {}
+    for r in rows:
+        res = r["result"] or {}
+        out[r["id"]] = (r["status"], res.get("ratio"), res.get("eps_lower"), json.dumps(res.get("witness")))
+    return out
+
+
+def test_builtin_suites_load():
+    assert len(load_suite("discrete").entries) >= 20
+    assert len(load_suite("dpsniper").entries) == 20
+    assert len(load_suite("statdp").entries) == 33
+
+
+@pytest.mark.parametrize("text, message", [
+    ("name = 'x'", "no entries"),
+    ("[[entry]]\nparams = {}", "missing 'mechanism'"),
+    ("[[entry]]\nmechanism = 'nope'", "unknown mechanism"),
+    ("[[entry]]\nmechanism = 'rr'\nparams = { zz = 1 }", "unknown parameter"),
+    ("[[entry]]\nmechanism = 'rr'\ncolour = 'red'", "unknown field"),
+    ("[[entry]]\nmechanism = 'rr'\n[[entry]]\nmechanism = 'rr'", "same id|the id"),
+])
+def test_bad_suite_files(tmp_path, text, message):
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    with pytest.raises(Exception, match=message):
+        load_suite(str(p))
+
+
+def test_unknown_suite_name():
+    with pytest.raises(SuiteError, match="no suite named"):
+        load_suite("nonexistent-suite")
+
+
+def test_run_parallel_with_error_row(suite_file, tmp_path):
+    out = tmp_path / "r.jsonl"
+    rows = run_suite(load_suite(str(suite_file)), jobs=2, out=str(out))
+    assert [r["status"] for r in rows] == ["ok"] * 5 + ["error"]
+    assert "eps must be positive" in rows[-1]["error"]
+    assert read_results(out) and len(read_results(out)) == 6
+    cols, cells = table(rows)
+    assert [c.get("exact", "") for c in cells][:4] == ["2 ✓", "4 ✓", "", "7 ✓"]
+    assert verdict(rows[2]) == "refuted (certified)"
+    with pytest.raises(ResultsFileError, match="--resume"):
+        run_suite(load_suite(str(suite_file)), out=str(out))
+
+
+def test_kill_minus_nine_then_resume_loses_nothing(suite_file, tmp_path):
+    out = tmp_path / "killed.jsonl"
+    cmd = [sys.executable, "-m", "hybrid.cli", "suite", str(suite_file), "--jobs", "1", "--out", str(out), "--json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and (not out.exists() or out.read_text().count("\n") < 2):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = read_results(out)
+    assert 2 <= len(before) < 6, "the run was not killed halfway"
+    with open(out, "a") as f:  # as if the kill had interrupted a write
+        f.write('{"id": "half a li')
+    resumed = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    after = read_results(out)
+    ids = [r["id"] for r in after]
+    assert len(ids) == len(set(ids)) == 6
+    assert after[: len(before)] == before  # finished rows kept as they were
+    clean = run_suite(load_suite(str(suite_file)), jobs=1)
+    assert _stable(after) == _stable(clean)
+
+
+def test_dask_local_cluster_gives_the_same_table(suite_file):
+    s = load_suite(str(suite_file))
+    local = run_suite(s, jobs=2)
+    dask = run_suite(s, jobs=2, backend="dask")
+    assert _stable(dask) == _stable(local)
+    assert all(r["worker"] for r in dask)
+
+
+def test_hard_timeout_becomes_a_row(monkeypatch):
+    monkeypatch.setattr(suite_mod, "GRACE", 0.0)
+
+    def slow(entry):
+        time.sleep(5)
+        return {}
+
+    row = execute(Entry(id="slow", mechanism="rr", budget=0.2), 1, runner=slow)
+    assert row["status"] == "timeout" and "hard time limit" in row["error"]
+
+
+def test_results_file_repair(tmp_path):
+    p = tmp_path / "r.jsonl"
+    p.write_text('{"id": "a", "status": "ok"}\n{"id": "b", "sta')
+    f, rows = open_for_append(p, resume=True)
+    f.close()
+    assert [r["id"] for r in rows] == ["a"] and p.read_text().endswith("}\n")
+    p.write_text('{"id": "a"}\nnot json\n{"id": "b"}\n')
+    with pytest.raises(ResultsFileError, match="line 2"):
+        read_results(p)
+
+
+def test_suite_and_report_cli(suite_file, tmp_path, capsys):
+    out = tmp_path / "cli.jsonl"
+    assert main(["suite", str(suite_file), "--out", str(out), "--time-budget", "60"]) == 0
+    text = capsys.readouterr().out
+    assert "refuted (certified)" in text and "| trunc_geom |" in text
+    png = tmp_path / "bars.png"
+    assert main(["report", str(out), "--format", "html", "--plot", str(png)]) == 0
+    assert "<table>" in capsys.readouterr().out and png.stat().st_size > 1000
+    assert main(["report", str(out), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"]
+    assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
+    assert main(["suite", "nonexistent-suite"]) == 2
+    assert main(["suite", str(suite_file), "--resume"]) == 2
+    assert main(["suite", str(suite_file), "--jobs", "0"]) == 2
+    assert main(["suite", str(suite_file), "--scheduler", "tcp://127.0.0.1:1"]) == 2
