@@ -55,6 +55,7 @@ class Budget:
     samples: int = 20_000_000  # mechanism outputs drawn by the testers
     global_pairs: int = 20_000  # run the global verification only up to this many neighbour pairs
     local_steps: int = 300  # exact pair evaluations in the local search
+    explore: int = 32  # random neighbour pairs evaluated exactly besides the tested ones
     max_length: int = 40  # longest input tried when growing a length parameter
 
 
@@ -208,9 +209,21 @@ class _Search:
         return [p for p, _ in ranked], interval
 
     def certify(self, exact: ExactBackend, pairs: list[Pair], keep: int = 4) -> list[Candidate]:
-        """Exact levels of the most promising pairs (both orders), best first."""
+        """Exact levels of the most promising pairs (both orders) and of random pairs, best first.
+
+        The random pairs find worst cases without local structure (RAPPOR's depend on
+        which inputs' Bloom filters collide), which neither patterns nor moves reach.
+        """
+        program = exact.program
+        rng = np.random.default_rng(derive_seed(self.seed, 14))
+        explore = []
+        for _ in range(self.budget.explore):
+            try:
+                explore.append(random_pair(program.domain, program.neighbours, rng))
+            except ValueError:
+                break
         out: dict[tuple, Candidate] = {}
-        for p in pairs[:keep]:
+        for p in pairs[:keep] + explore:
             for q in (p, p.swapped()):
                 if (q.x, q.x_prime) in out or not exact.program.neighbours.contains(q.x, q.x_prime):
                     continue

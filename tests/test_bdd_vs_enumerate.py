@@ -11,28 +11,10 @@ from verifiers.bdd import BDDBackend
 from verifiers.enumerate import Enumerator
 from verifiers.lower import lower_argmax
 
-# Small parameters for each discrete mechanism; a new discrete mechanism must be added here.
-SMALL = {
-    "rr": dict(n=3, lam="1/5"),
-    "kary_rr": dict(k=4, p="7/10"),
-    "trunc_geom": dict(m=3, a="1/3"),
-    "rr_count": dict(n=3),
-    "noisy_max_geom": dict(m=3),
-    "noisy_max_geom_value": dict(m=3),
-    "above_threshold_geom": dict(L=3),
-    "histogram_geom": dict(m=2),
-    "histogram_geom_wrong_scale": dict(m=2),
-    "geo_sample": dict(n=3, eps=0.5),
-    "rappor": dict(h=2, m=4),
-    "one_time_rappor": dict(h=2, m=4),
-    "svt_geom": dict(L=3, W=1),
-    "isvt1_geom": dict(L=3),
-    "isvt2_geom": dict(L=3, W=1),
-    "isvt3_geom": dict(L=3, W=1),
-    "isvt4_geom": dict(L=3, W=1),
-}
+from small import SMALL, discrete_names
+
 EXTRA = [("noisy_max_geom", dict(m=4, tie="first")), ("noisy_max_geom", dict(m=4, n=3, a="2/3"))]
-DISCRETE = sorted(m.name for m in catalogue.mechanisms() if not m.trace().continuous)
+DISCRETE = discrete_names()
 CASES = [(name, SMALL[name]) for name in DISCRETE if name in SMALL] + EXTRA
 
 

@@ -23,34 +23,13 @@ from samplers.gof import goodness_of_fit
 from samplers.lang import BOTTOM, exponential, gaussian, ints, laplace, mechanism, one_differ
 from verifiers.enumerate import distribution
 
+from small import SMALL, discrete_names
+
 ALPHA = 1e-4
 N = 400_000
 
-# Every discrete catalogue mechanism, with parameters small enough for the enumerator.
-DISCRETE = {
-    "rr": dict(n=3, lam="1/5"),
-    "kary_rr": dict(k=5, p="3/5"),
-    "trunc_geom": dict(m=3, a="1/3"),
-    "rr_count": dict(n=4, lam="1/4"),
-    "noisy_max_geom": dict(m=4, n=2, a="1/2"),
-    "noisy_max_geom_value": dict(m=3, n=3, a="2/3"),
-    "above_threshold_geom": dict(L=3),
-    "histogram_geom": dict(m=2, n=3, a="1/3"),
-    "histogram_geom_wrong_scale": dict(m=2, n=3, a="2/3"),
-    "geo_sample": dict(eps=0.5, n=4),
-    "rappor": dict(h=2, m=5),
-    "one_time_rappor": dict(h=2, m=5),
-    "svt_geom": dict(L=3, W=1),
-    "isvt1_geom": dict(L=3),
-    "isvt2_geom": dict(L=3, W=1),
-    "isvt3_geom": dict(L=3, W=1),
-    "isvt4_geom": dict(L=3, W=1),
-}
-
-
 def test_every_discrete_catalogue_mechanism_is_covered():
-    exact = {m.name for m in catalogue.mechanisms() if not m.trace().continuous}
-    assert exact == set(DISCRETE)
+    assert sorted(SMALL) == discrete_names()
 
 
 def _inputs(prog, k=3, seed=7):
@@ -62,9 +41,9 @@ def _inputs(prog, k=3, seed=7):
     return xs
 
 
-@pytest.mark.parametrize("name", sorted(DISCRETE))
+@pytest.mark.parametrize("name", sorted(SMALL))
 def test_sampler_matches_exact_distribution(name):
-    prog = catalogue.get(name).trace(**DISCRETE[name])
+    prog = catalogue.get(name).trace(**SMALL[name])
     sampler = compile_sampler(prog)
     for i, x in enumerate(_inputs(prog)):
         counts = output_counts(sampler.sample(x, N, seed=1000 + i))
