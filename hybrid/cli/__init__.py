@@ -14,7 +14,7 @@ from typing import Sequence
 
 from samplers.errors import DPHybridError
 
-COMMANDS = ["listing", "sample", "dist"]
+COMMANDS = ["listing", "sample", "dist", "testing", "estimate"]
 
 
 class _Parser(argparse.ArgumentParser):
