@@ -1,8 +1,9 @@
 """StatDP-style testing (Ding et al. 2018), re-implemented on batched samplers.
 
 For each candidate input pair, a first batch of samples from both inputs selects an
-event (every candidate event of every feature is scored with the thinned Fisher test
-at once, rare events excluded as StatDP does); a fresh batch then tests
+event: every candidate event of every feature (:mod:`hybrid.features`) is counted at
+once, rare events are excluded as StatDP does, a normal approximation ranks the rest
+and the best :data:`SCREEN` get the exact thinned Fisher p-value; a fresh batch then tests
 H0: ``P(M(x) in E) <= e^eps P(M(x') in E)`` for the selected pair and event.  A small
 p-value is statistical evidence that the mechanism is not eps-DP.  The direction of
 each event is the one its first-batch counts favour (StatDP's swap), so a candidate is
@@ -24,13 +25,14 @@ import numpy as np
 
 from hybrid.events import Candidates, Event, feature_candidates, product_candidates
 from hybrid.features import Feature, default_features
-from hybrid.fisher import stratified_uniforms, thinned_pvalues, thinning_uniforms
+from hybrid.fisher import approximate_z, stratified_uniforms, thinned_pvalues, thinning_uniforms
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
 from samplers.errors import ParameterError
 
 Progress = Callable[[str], None]
 RARE = 0.001  # StatDP: an event needs cx + cy > RARE * n * e^eps hits on the first batch
+SCREEN = 64  # events whose exact first-batch p-value is computed
 
 
 @dataclass
@@ -144,6 +146,9 @@ class StatDPTester:
         hi, lo = np.maximum(cands.cx, cands.cy), np.minimum(cands.cx, cands.cy)
         p = np.full(len(hi), np.inf)
         ok = (hi + lo) > RARE * self.n_select * math.exp(min(eps, 700.0))
+        if ok.sum() > SCREEN:  # exact p-values for the events a normal approximation ranks best
+            z = np.where(ok, approximate_z(hi, lo, self.n_select, self.n_select, eps), -np.inf)
+            ok &= z >= np.partition(z, len(z) - SCREEN)[len(z) - SCREEN]
         if ok.any():
             p[ok] = thinned_pvalues(hi[ok], lo[ok], self.n_select, self.n_select, eps, self.select_uniforms)
         if not np.isfinite(p).any():  # every event is rare: fall back to the most frequent one
