@@ -22,14 +22,11 @@ SMALL = dict(n_train=20_000, n_threshold=20_000, n_check=20_000, n_final=100_000
 def test_threshold_rule_matches_dp_sniper():
     # DP-Sniper's tests/dpsniper/test_attack.py, with n = 7 so that target = c * 7
     probs = np.array([0.9, 0.8, 0.6, 0.6, 0.6, 0.6, 0.3])
-    import hybrid.sniper as sn
-
-    old, sn.MIN_TAIL = sn.MIN_TAIL, 0
-    try:
-        got = {round(c * 7, 6): (t, round(q, 6)) for c, t, q in thresholds(probs, [3.2 / 7, 3.0 / 7, 1.0 / 7])}
-    finally:
-        sn.MIN_TAIL = old
+    levels = thresholds(probs, [3.2 / 7, 3.0 / 7, 1.0 / 7], min_tail=1, interior=True)
+    got = {round(c * 7, 6): (t, round(q, 6)) for c, t, q in levels}
     assert got[3.2] == (0.6, 0.3) and got[3.0] == (0.6, 0.25) and got[1.0] == (0.8, 0.0)
+    # without interior levels only block boundaries remain (and they need no coin)
+    assert all(q in (0.0, 1.0) for _, _, q in thresholds(probs, [3.2 / 7, 3.0 / 7], min_tail=1))
 
 
 def test_eps_bounds():
