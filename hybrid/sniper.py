@@ -36,6 +36,7 @@ from hybrid.binomial import cp_lower, cp_upper
 from hybrid.features import row_keys
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
+from hybrid.timing import sample_timed
 from hybrid.transforms import Transform, fit_transform
 from samplers.errors import ParameterError
 
@@ -211,17 +212,14 @@ class SniperTester:
         self.progress = progress or (lambda msg: None)
         self.timings = {"sample": 0.0, "train": 0.0, "score": 0.0}
 
-    def _draw(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
-        t = time.perf_counter()
-        out = self.sampler.sample(x, n, seed)
-        self.timings["sample"] += time.perf_counter() - t
-        return out
+    def _sample(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
+        return sample_timed(self.sampler, x, n, seed, self.timings)
 
     def _hits(self, attack_fn: Callable[[np.ndarray], np.ndarray], x: Sequence[int], n: int,
               ts: Sequence[tuple[float, float]], seed: int) -> _Hits:
         hits = _Hits(ts, derive_seed(seed, 99))
         for b, start in enumerate(range(0, n, BATCH)):
-            samples = self._draw(x, min(BATCH, n - start), derive_seed(seed, b))
+            samples = self._sample(x, min(BATCH, n - start), derive_seed(seed, b))
             t = time.perf_counter()
             hits.add(attack_fn(samples))
             self.timings["score"] += time.perf_counter() - t
@@ -229,8 +227,8 @@ class SniperTester:
 
     def train(self, pair: Pair, index: int) -> tuple[Transform, Model]:
         """Fit the transform and classifier for one pair."""
-        sx = self._draw(pair.x, self.n_train, derive_seed(self.seed, index, 0))
-        sy = self._draw(pair.x_prime, self.n_train, derive_seed(self.seed, index, 1))
+        sx = self._sample(pair.x, self.n_train, derive_seed(self.seed, index, 0))
+        sy = self._sample(pair.x_prime, self.n_train, derive_seed(self.seed, index, 1))
         t = time.perf_counter()
         both = np.concatenate([sx, sy])
         transform = fit_transform(self.transform_spec, both)
@@ -268,7 +266,7 @@ class SniperTester:
             self.progress(f"training on pair {i + 1}/{len(self.pairs)}")
             transform, model = self.train(pair, i)
             proto = Attack(pair.x, pair.x_prime, transform, model, 0.0, 0.0, 0.0)
-            sy = self._draw(pair.x_prime, self.n_threshold, derive_seed(self.seed, i, 3))
+            sy = self._sample(pair.x_prime, self.n_threshold, derive_seed(self.seed, i, 3))
             ctq = thresholds(proto.scores(sy), self.c_grid)
             if not ctq:
                 raise ParameterError(f"n_threshold = {self.n_threshold} is too small for every level c "

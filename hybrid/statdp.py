@@ -28,6 +28,7 @@ from hybrid.features import Feature, default_features
 from hybrid.fisher import approximate_z, stratified_uniforms, thinned_pvalues, thinning_uniforms
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
+from hybrid.timing import sample_timed
 from samplers.errors import ParameterError
 
 Progress = Callable[[str], None]
@@ -99,11 +100,8 @@ class StatDPTester:
         self.timings = {"sample": 0.0, "select": 0.0, "test": 0.0}
 
     # -- batches ----------------------------------------------------------------------------
-    def _draw(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
-        t = time.perf_counter()
-        out = self.sampler.sample(x, n, seed)
-        self.timings["sample"] += time.perf_counter() - t
-        return out
+    def _sample(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
+        return sample_timed(self.sampler, x, n, seed, self.timings)
 
     def selection(self) -> tuple[Candidates, np.ndarray]:
         """Every candidate event of every pair with its first-batch counts (computed once)."""
@@ -111,8 +109,8 @@ class StatDPTester:
             parts, owner = [], []
             for i, pair in enumerate(self.pairs):
                 self.progress(f"selecting events on pair {i + 1}/{len(self.pairs)}")
-                sx = self._draw(pair.x, self.n_select, derive_seed(self.seed, i, 0))
-                sy = self._draw(pair.x_prime, self.n_select, derive_seed(self.seed, i, 1))
+                sx = self._sample(pair.x, self.n_select, derive_seed(self.seed, i, 0))
+                sy = self._sample(pair.x_prime, self.n_select, derive_seed(self.seed, i, 1))
                 t = time.perf_counter()
                 cands = self._candidates(sx, sy)
                 self.timings["select"] += time.perf_counter() - t
@@ -134,8 +132,8 @@ class StatDPTester:
         key = (pair.x, pair.x_prime)
         if key not in self._fresh:
             a = derive_seed(self.seed, 2, len(pair.x), *pair.x, *pair.x_prime)
-            self._fresh[key] = (self._draw(pair.x, self.n_test, a),
-                                self._draw(pair.x_prime, self.n_test, derive_seed(a, 1)))
+            self._fresh[key] = (self._sample(pair.x, self.n_test, a),
+                                self._sample(pair.x_prime, self.n_test, derive_seed(a, 1)))
         return self._fresh[key]
 
     # -- the test ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import argparse
 import math
 
 from hybrid.cli.common import emit_json
-from hybrid.cli.tester_args import add_tester_args, positive_samples, progress, resolve_sampler
+from hybrid.cli.tester_args import add_tester_args, positive_samples, print_witness, progress, resolve_sampler
 from hybrid.sniper import CLASSIFIERS
 from hybrid.testing import sniper_estimate, statdp_interval
 from hybrid.transforms import NAMES
@@ -50,8 +50,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"  statistical interval [{lo:.4f}, {hi:.4f}]")
     else:
         print(f"  point estimate {res.extra['eps_hat']:.4f} at level c = {res.extra['c']:g}")
-    if c is not None:
-        print(f"  witness x = {list(c.x)}, x' = {list(c.x_prime)}")
-        print(f"  event: {c.event.describe()}")
-    print("  (statistical result, not certified)")
+    print_witness(res)
     return 0

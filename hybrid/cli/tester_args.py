@@ -46,3 +46,12 @@ def progress(args: argparse.Namespace) -> Iterator[Callable[[str], None] | None]
 
     with Console(stderr=True).status("starting") as status:
         yield lambda msg: status.update(msg)
+
+
+def print_witness(res: Any) -> None:
+    """The witness lines and the reminder that the result is statistical."""
+    c = res.candidate
+    if c is not None:
+        print(f"  witness x = {list(c.x)}, x' = {list(c.x_prime)}")
+        print(f"  event: {c.event.describe()}")
+    print("  (statistical result, not certified)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from hybrid.cli.common import emit_json
-from hybrid.cli.tester_args import add_tester_args, positive_samples, progress, resolve_sampler
+from hybrid.cli.tester_args import add_tester_args, positive_samples, print_witness, progress, resolve_sampler
 from hybrid.testing import audit_test, sniper_estimate, statdp_test
 from samplers.errors import ParameterError
 
@@ -43,7 +43,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(out)
         return 0
-    c = res.candidate
     verdict = (f"NOT {args.eps:g}-DP (statistical evidence)" if violation
                else f"no evidence against {args.eps:g}-DP")
     print(f"{out['mechanism']}: {verdict}  [method {res.method}, seed {res.seed}, {n} samples]")
@@ -51,8 +50,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"  p-value {out['p_value']:.4g} at eps = {args.eps:g} (alpha {args.alpha:g})")
     else:
         print(f"  eps >= {res.eps_lower:.4f} with confidence {res.confidence:g}")
-    if c is not None:
-        print(f"  witness x = {list(c.x)}, x' = {list(c.x_prime)}")
-        print(f"  event: {c.event.describe()}")
-    print("  (statistical result, not certified)")
+    print_witness(res)
     return 0
