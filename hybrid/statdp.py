@@ -150,15 +150,15 @@ class StatDPTester:
         if ok.any():
             p[ok] = thinned_pvalues(hi[ok], lo[ok], self.n_select, self.n_select, eps, self.select_uniforms)
         if not np.isfinite(p).any():  # every event is rare: fall back to the most frequent one
-            p = -(hi + lo).astype(float)
+            p = np.where(hi + lo == (hi + lo).max(), np.nan, np.inf) if len(p) else p
         # ties (p = 0 is common for gross violations): prefer the larger empirical ratio
         ratio = np.log((hi + 0.5) / (lo + 0.5))
-        best = int(np.lexsort((-ratio, p))[0])
+        best = int(np.lexsort((-ratio, np.nan_to_num(p, nan=-1.0)))[0])
         self.timings["select"] += time.perf_counter() - t
         pair = self.pairs[int(owner[best])]
         if cands.cy[best] > cands.cx[best]:
             pair = Pair(pair.x_prime, pair.x, pair.origin + " (event favours x')")
-        return pair, cands.events[best], float(max(p[best], 0.0))
+        return pair, cands.events[best], float(p[best])  # NaN when every event was rare
 
     def test(self, eps: float, pair: Pair, event: Event, selection_p: float = math.nan) -> Detection:
         """The p-value of ``(pair, event)`` at ``eps`` on the fresh batches."""
