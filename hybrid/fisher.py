@@ -54,6 +54,22 @@ def thinned_pvalues(
     return p[inverse.ravel()].reshape(thinned.shape).mean(axis=0)
 
 
+def approximate_z(cx: np.ndarray, cy: np.ndarray, n_x: int, n_y: int, eps: float) -> np.ndarray:
+    """A normal approximation of the thinned test's evidence (larger is stronger), for screening.
+
+    Exact thinned p-values cost a hypergeometric tail per draw; ranking thousands of
+    candidate events by this z and computing exact p-values for the best few picks the
+    same event without that cost.
+    """
+    keep = math.exp(-min(eps, 700.0))
+    a = cx * keep
+    k = a + cy
+    n = n_x + n_y
+    mean = k * n_x / n
+    var = k * (n_x / n) * (n_y / n) * np.maximum(n - k, 0) / max(n - 1, 1) + cx * keep * (1 - keep)
+    return (a - mean) / np.sqrt(np.maximum(var, 1e-12))
+
+
 def thinned_pvalue(cx: int, cy: int, n_x: int, n_y: int, eps: float, seed: int = 0) -> float:
     """The p-value of one event (StatDP's ``test_statistics``)."""
     return float(thinned_pvalues(cx, cy, n_x, n_y, eps, thinning_uniforms(seed))[0])

@@ -15,7 +15,7 @@ and :func:`local_move` perturbs a pair while keeping it a neighbour pair; the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -191,11 +191,3 @@ def neighbour_search(
                 current, best = cand, s
     return sorted(scored.values(), key=lambda sp: -sp[0])
 
-
-def iter_pairs(pairs: Sequence[Pair]) -> Iterator[Pair]:
-    """The pairs without duplicates, in order."""
-    seen: set[tuple[Point, Point]] = set()
-    for p in pairs:
-        if (p.x, p.x_prime) not in seen:
-            seen.add((p.x, p.x_prime))
-            yield p

@@ -8,7 +8,8 @@ For each candidate pair (x, x'):
 2. **threshold**: on fresh outputs of x', pick for every level c of a grid the
    randomised threshold attack S(t, q) with ``P(M(x') in S) = c``;
 3. **check**: on fresh outputs of both inputs, estimate both probabilities for every c
-   and predict the lower bound each (pair, c) would reach on the final sample;
+   and predict the lower bound each (pair, c) would reach on the final sample; the
+   best few pairs are checked again on a ten times larger sample (successive halving);
 4. **final**: on fresh outputs of the best (pair, c), count hits and bound
    ``eps >= ln(CP_lower(p1)) - ln(CP_upper(p2))``, each Clopper-Pearson bound at level
    ``(1 - confidence) / 2`` (the union bound over the two probabilities).
@@ -35,6 +36,7 @@ from hybrid.binomial import cp_lower, cp_upper
 from hybrid.features import row_keys
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
+from hybrid.timing import sample_timed
 from hybrid.transforms import Transform, fit_transform
 from samplers.errors import ParameterError
 
@@ -44,6 +46,7 @@ CORRECTIONS = ("split", "bonferroni")
 NATURAL = 20  # block boundaries of tied scores offered as levels
 MIN_TAIL = 100  # a level c needs c * n_threshold >= MIN_TAIL threshold samples
 BATCH = 1 << 21
+RECHECK = 3  # pairs re-checked on a ten times larger sample before the final stage
 SIGMA = 0.0228  # one-sided level of a two-sigma bound
 
 
@@ -116,28 +119,36 @@ def _fit(classifier: str, X: np.ndarray, y: np.ndarray, seed: int, max_fit: int)
     return Model(classifier, scaler.mean_.copy(), scaler.scale_.copy(), ws, bs)
 
 
-def thresholds(scores: np.ndarray, cs: Sequence[float]) -> list[tuple[float, float, float]]:
+def thresholds(scores: np.ndarray, cs: Sequence[float], *, min_tail: int = MIN_TAIL,
+               interior: bool = False) -> list[tuple[float, float, float]]:
     """``(c, t, q)`` with ``#(s > t) + q #(s == t) = c n`` on the scores of x' (DP-Sniper's rule).
 
     Besides the grid, the levels where a block of tied scores ends (the masses of the
-    most x-like outputs of a discrete mechanism) are offered, so no coin is needed there.
+    most x-like outputs of a discrete mechanism) are offered, so no coin is needed there;
+    grid levels inside a tied block of at least ``min_tail`` outputs are dropped unless
+    ``interior`` (flipping a coin on one block only moves the ratio between those of its
+    two boundaries).
     """
     s = np.sort(scores)[::-1]
     n = len(s)
     starts = np.unique(-s, return_index=True)[1]  # blocks of tied scores, most x-like first
     ends = np.append(starts[1:], n)
     sizes = np.diff(np.append(0, ends))
-    natural = [e / n for e, size in zip(ends[:NATURAL], sizes[:NATURAL]) if size >= MIN_TAIL and e < n]
+    natural = [e / n for e, size in zip(ends[:NATURAL], sizes[:NATURAL]) if size >= min_tail and e < n]
     out = []
     for c in sorted(set(cs) | set(natural), reverse=True):
         target = c * n
-        if target < MIN_TAIL:
+        if target < min_tail:
             continue
         t = float(s[min(int(target), n - 1)])
         above = int(np.sum(s > t))
         equal = int(np.sum(s == t))
         q = (target - above) / equal
-        out.append((c, t, 1.0 if q >= 1 - 1e-9 else q))  # at a block boundary: no coin
+        if q >= 1 - 1e-9:  # at a block boundary: no coin
+            q = 1.0
+        elif q > 1e-9 and equal >= min_tail and not interior:
+            continue  # inside a large block of tied outputs: a coin only mixes ratios, keep the boundaries
+        out.append((c, t, q))
     return out
 
 
@@ -201,17 +212,14 @@ class SniperTester:
         self.progress = progress or (lambda msg: None)
         self.timings = {"sample": 0.0, "train": 0.0, "score": 0.0}
 
-    def _draw(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
-        t = time.perf_counter()
-        out = self.sampler.sample(x, n, seed)
-        self.timings["sample"] += time.perf_counter() - t
-        return out
+    def _sample(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
+        return sample_timed(self.sampler, x, n, seed, self.timings)
 
     def _hits(self, attack_fn: Callable[[np.ndarray], np.ndarray], x: Sequence[int], n: int,
               ts: Sequence[tuple[float, float]], seed: int) -> _Hits:
         hits = _Hits(ts, derive_seed(seed, 99))
         for b, start in enumerate(range(0, n, BATCH)):
-            samples = self._draw(x, min(BATCH, n - start), derive_seed(seed, b))
+            samples = self._sample(x, min(BATCH, n - start), derive_seed(seed, b))
             t = time.perf_counter()
             hits.add(attack_fn(samples))
             self.timings["score"] += time.perf_counter() - t
@@ -219,8 +227,8 @@ class SniperTester:
 
     def train(self, pair: Pair, index: int) -> tuple[Transform, Model]:
         """Fit the transform and classifier for one pair."""
-        sx = self._draw(pair.x, self.n_train, derive_seed(self.seed, index, 0))
-        sy = self._draw(pair.x_prime, self.n_train, derive_seed(self.seed, index, 1))
+        sx = self._sample(pair.x, self.n_train, derive_seed(self.seed, index, 0))
+        sy = self._sample(pair.x_prime, self.n_train, derive_seed(self.seed, index, 1))
         t = time.perf_counter()
         both = np.concatenate([sx, sy])
         transform = fit_transform(self.transform_spec, both)
@@ -241,31 +249,46 @@ class SniperTester:
         n = self.n_final
         return eps_bounds(int(p1 * n), n, min(n, int(math.ceil(p2 * n))), n, alpha)[1]
 
+    def _check(self, proto: Attack, ctq: list, n: int, seed: int, alpha: float) -> tuple[int, float, float]:
+        """Hits of every level on ``n`` fresh outputs per input: (best level, its estimate, prediction)."""
+        ts = [(t, q) for _, t, q in ctq]
+        h1 = self._hits(proto.scores, proto.x, n, ts, derive_seed(seed, 1))
+        h2 = self._hits(proto.scores, proto.x_prime, n, ts, derive_seed(seed, 2))
+        preds = [self._predicted(int(k1), h1.n, int(k2), h2.n, alpha) for k1, k2 in zip(h1.k, h2.k)]
+        j = int(np.argmax(preds))
+        return j, eps_bounds(int(h1.k[j]), h1.n, int(h2.k[j]), h2.n, alpha)[0], preds[j]
+
     def run(self) -> SniperResult:
         alpha_split = (1 - self.confidence) / 2
-        best: tuple[float, int, Attack, list] | None = None
+        stage: list[tuple[float, int, Attack, list]] = []
         reports = []
         for i, pair in enumerate(self.pairs):
             self.progress(f"training on pair {i + 1}/{len(self.pairs)}")
             transform, model = self.train(pair, i)
             proto = Attack(pair.x, pair.x_prime, transform, model, 0.0, 0.0, 0.0)
-            sy = self._draw(pair.x_prime, self.n_threshold, derive_seed(self.seed, i, 3))
+            sy = self._sample(pair.x_prime, self.n_threshold, derive_seed(self.seed, i, 3))
             ctq = thresholds(proto.scores(sy), self.c_grid)
             if not ctq:
                 raise ParameterError(f"n_threshold = {self.n_threshold} is too small for every level c "
                                      f"(need c * n_threshold >= {MIN_TAIL})")
-            ts = [(t, q) for _, t, q in ctq]
-            h1 = self._hits(proto.scores, pair.x, self.n_check, ts, derive_seed(self.seed, i, 4))
-            h2 = self._hits(proto.scores, pair.x_prime, self.n_check, ts, derive_seed(self.seed, i, 5))
-            preds = [self._predicted(int(k1), h1.n, int(k2), h2.n, alpha_split) for k1, k2 in zip(h1.k, h2.k)]
-            j = int(np.argmax(preds))
-            est = eps_bounds(int(h1.k[j]), h1.n, int(h2.k[j]), h2.n, alpha_split)[0]
-            reports.append(PairReport(pair, ctq[j][0], est, preds[j]))
-            if best is None or preds[j] > best[0]:
-                c, t, q = ctq[j]
-                best = (preds[j], i, Attack(pair.x, pair.x_prime, transform, model, t, q, c), ctq)
-        assert best is not None
-        _, i, attack, ctq = best
+            j, est, pred = self._check(proto, ctq, self.n_check, derive_seed(self.seed, i, 4), alpha_split)
+            reports.append(PairReport(pair, ctq[j][0], est, pred))
+            stage.append((pred, i, proto, ctq))
+        # successive halving: the best few pairs are checked again on a larger sample
+        stage.sort(key=lambda s: -s[0])
+        n_recheck = min(self.n_final, 10 * self.n_check)
+        if len(stage) > 1 and n_recheck > self.n_check:
+            self.progress("re-checking the best pairs")
+            rechecked = []
+            for pred, i, proto, ctq in stage[:RECHECK]:
+                j, est, pred = self._check(proto, ctq, n_recheck, derive_seed(self.seed, i, 6), alpha_split)
+                rechecked.append((pred, i, proto, ctq, j))
+            _, i, proto, ctq, j = max(rechecked, key=lambda s: s[0])
+        else:
+            _, i, proto, ctq = stage[0]
+            j = self._check(proto, ctq, self.n_check, derive_seed(self.seed, i, 4), alpha_split)[0]
+        c, t, q = ctq[j]
+        attack = Attack(proto.x, proto.x_prime, proto.transform, proto.model, t, q, c)
         pair = self.pairs[i]
         self.progress("final estimate")
         if self.correction == "split":

@@ -1,8 +1,9 @@
 """StatDP-style testing (Ding et al. 2018), re-implemented on batched samplers.
 
 For each candidate input pair, a first batch of samples from both inputs selects an
-event (every candidate event of every feature is scored with the thinned Fisher test
-at once, rare events excluded as StatDP does); a fresh batch then tests
+event: every candidate event of every feature (:mod:`hybrid.features`) is counted at
+once, rare events are excluded as StatDP does, a normal approximation ranks the rest
+and the best :data:`SCREEN` get the exact thinned Fisher p-value; a fresh batch then tests
 H0: ``P(M(x) in E) <= e^eps P(M(x') in E)`` for the selected pair and event.  A small
 p-value is statistical evidence that the mechanism is not eps-DP.  The direction of
 each event is the one its first-batch counts favour (StatDP's swap), so a candidate is
@@ -24,13 +25,15 @@ import numpy as np
 
 from hybrid.events import Candidates, Event, feature_candidates, product_candidates
 from hybrid.features import Feature, default_features
-from hybrid.fisher import stratified_uniforms, thinned_pvalues, thinning_uniforms
+from hybrid.fisher import approximate_z, stratified_uniforms, thinned_pvalues, thinning_uniforms
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
+from hybrid.timing import sample_timed
 from samplers.errors import ParameterError
 
 Progress = Callable[[str], None]
 RARE = 0.001  # StatDP: an event needs cx + cy > RARE * n * e^eps hits on the first batch
+SCREEN = 64  # events whose exact first-batch p-value is computed
 
 
 @dataclass
@@ -97,11 +100,8 @@ class StatDPTester:
         self.timings = {"sample": 0.0, "select": 0.0, "test": 0.0}
 
     # -- batches ----------------------------------------------------------------------------
-    def _draw(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
-        t = time.perf_counter()
-        out = self.sampler.sample(x, n, seed)
-        self.timings["sample"] += time.perf_counter() - t
-        return out
+    def _sample(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
+        return sample_timed(self.sampler, x, n, seed, self.timings)
 
     def selection(self) -> tuple[Candidates, np.ndarray]:
         """Every candidate event of every pair with its first-batch counts (computed once)."""
@@ -109,8 +109,8 @@ class StatDPTester:
             parts, owner = [], []
             for i, pair in enumerate(self.pairs):
                 self.progress(f"selecting events on pair {i + 1}/{len(self.pairs)}")
-                sx = self._draw(pair.x, self.n_select, derive_seed(self.seed, i, 0))
-                sy = self._draw(pair.x_prime, self.n_select, derive_seed(self.seed, i, 1))
+                sx = self._sample(pair.x, self.n_select, derive_seed(self.seed, i, 0))
+                sy = self._sample(pair.x_prime, self.n_select, derive_seed(self.seed, i, 1))
                 t = time.perf_counter()
                 cands = self._candidates(sx, sy)
                 self.timings["select"] += time.perf_counter() - t
@@ -132,8 +132,8 @@ class StatDPTester:
         key = (pair.x, pair.x_prime)
         if key not in self._fresh:
             a = derive_seed(self.seed, 2, len(pair.x), *pair.x, *pair.x_prime)
-            self._fresh[key] = (self._draw(pair.x, self.n_test, a),
-                                self._draw(pair.x_prime, self.n_test, derive_seed(a, 1)))
+            self._fresh[key] = (self._sample(pair.x, self.n_test, a),
+                                self._sample(pair.x_prime, self.n_test, derive_seed(a, 1)))
         return self._fresh[key]
 
     # -- the test ---------------------------------------------------------------------------
@@ -144,18 +144,21 @@ class StatDPTester:
         hi, lo = np.maximum(cands.cx, cands.cy), np.minimum(cands.cx, cands.cy)
         p = np.full(len(hi), np.inf)
         ok = (hi + lo) > RARE * self.n_select * math.exp(min(eps, 700.0))
+        if ok.sum() > SCREEN:  # exact p-values for the events a normal approximation ranks best
+            z = np.where(ok, approximate_z(hi, lo, self.n_select, self.n_select, eps), -np.inf)
+            ok &= z >= np.partition(z, len(z) - SCREEN)[len(z) - SCREEN]
         if ok.any():
             p[ok] = thinned_pvalues(hi[ok], lo[ok], self.n_select, self.n_select, eps, self.select_uniforms)
         if not np.isfinite(p).any():  # every event is rare: fall back to the most frequent one
-            p = -(hi + lo).astype(float)
+            p = np.where(hi + lo == (hi + lo).max(), np.nan, np.inf) if len(p) else p
         # ties (p = 0 is common for gross violations): prefer the larger empirical ratio
         ratio = np.log((hi + 0.5) / (lo + 0.5))
-        best = int(np.lexsort((-ratio, p))[0])
+        best = int(np.lexsort((-ratio, np.nan_to_num(p, nan=-1.0)))[0])
         self.timings["select"] += time.perf_counter() - t
         pair = self.pairs[int(owner[best])]
         if cands.cy[best] > cands.cx[best]:
             pair = Pair(pair.x_prime, pair.x, pair.origin + " (event favours x')")
-        return pair, cands.events[best], float(max(p[best], 0.0))
+        return pair, cands.events[best], float(p[best])  # NaN when every event was rare
 
     def test(self, eps: float, pair: Pair, event: Event, selection_p: float = math.nan) -> Detection:
         """The p-value of ``(pair, event)`` at ``eps`` on the fresh batches."""

@@ -14,7 +14,8 @@ from typing import Sequence
 
 from samplers.errors import DPHybridError
 
-COMMANDS = ["listing", "sample", "dist", "search", "certify", "verify", "accuracy", "pufferfish", "suite", "report"]
+COMMANDS = ["listing", "sample", "dist", "testing", "estimate", "verify", "accuracy", "search", "certify",
+            "pufferfish", "suite", "report"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,57 @@
+"""Arguments and helpers shared by ``dphybrid test`` and ``dphybrid estimate``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from hybrid.cli.common import add_mechanism_args, parse_params, resolve
+from samplers.compile import compile_sampler
+from samplers.errors import ParameterError
+from samplers.libraries import library_mechanism
+
+
+def add_tester_args(p: argparse.ArgumentParser, samples_help: str) -> None:
+    add_mechanism_args(p)
+    p.add_argument("--samples", type=int, default=None, help=samples_help)
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+
+def positive_samples(args: argparse.Namespace, default: int) -> int:
+    n = default if args.samples is None else args.samples
+    if n < 1:
+        raise ParameterError(f"--samples must be positive, got {n}")
+    return n
+
+
+def resolve_sampler(args: argparse.Namespace) -> Any:
+    """A compiled catalogue mechanism, or a library black box named ``library:mechanism``."""
+    if ":" in args.mechanism:
+        return library_mechanism(args.mechanism, parse_params(args.param))
+    mech, params = resolve(args)
+    sampler = compile_sampler(mech, **params)
+    sampler.warm_up()
+    return sampler
+
+
+@contextmanager
+def progress(args: argparse.Namespace) -> Iterator[Callable[[str], None] | None]:
+    """A rich status line on a terminal (stderr); nothing under --json or when piped."""
+    if args.json or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status("starting") as status:
+        yield lambda msg: status.update(msg)
+
+
+def print_witness(res: Any) -> None:
+    """The witness lines and the reminder that the result is statistical."""
+    c = res.candidate
+    if c is not None:
+        print(f"  witness x = {list(c.x)}, x' = {list(c.x_prime)}")
+        print(f"  event: {c.event.describe()}")
+    print("  (statistical result, not certified)")
