@@ -15,7 +15,7 @@ and :func:`local_move` perturbs a pair while keeping it a neighbour pair; the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 

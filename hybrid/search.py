@@ -36,7 +36,7 @@ from hybrid.inputs import Pair, coordinate_moves, pattern_pairs, random_pair
 from hybrid.seeds import derive_seed
 from hybrid.statdp import StatDPTester
 from samplers.compile import compile_sampler
-from samplers.errors import DPHybridError, ParameterError
+from samplers.errors import ParameterError
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
 from verifiers.backends import get_backend

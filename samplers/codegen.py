@@ -83,8 +83,6 @@ class _Emitter:
         elif op == "gaussian":
             u1, u2 = self.draw_u(), self.draw_u()
             self.put(f"{v} = {n.attr!r} * np.sqrt(-2.0 * np.log1p(-{u1})) * np.cos(2.0 * np.pi * {u2})")
-        elif op in ("floordiv", "mod"):  # unary: the divisor is the attribute
-            self.put(f"{v} = {a[0]} {_INFIX[op]} {int(n.attr)}")
         elif op in _INFIX:
             self.put(f"{v} = {a[0]} {_INFIX[op]} {a[1]}")
         elif op in _BY_CONSTANT:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from samplers.errors import ParameterError, UnsupportedByBackend
+from samplers.errors import ParameterError
 from samplers.lang.ir import Program
 from verifiers.base import ExactBackend, refuse_continuous
 from verifiers.bdd import BDDBackend
@@ -19,11 +19,9 @@ ENUMERATE_MAX_OUTCOMES = 256
 
 
 def _smt(program: Program) -> ExactBackend:
-    """The z3 backend (imported on use: z3 is the optional ``smt`` extra)."""
-    try:
-        from verifiers.smt import SmtBackend
-    except ImportError:
-        raise UnsupportedByBackend("the smt backend needs z3: pip install 'dphybrid[smt]'") from None
+    """The z3 backend (imported on use, to keep z3's import off every other command's start-up)."""
+    from verifiers.smt import SmtBackend
+
     return SmtBackend(program)
 
 

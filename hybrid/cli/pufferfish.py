@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from hybrid.cli.common import add_json_flag, emit_json, parse_params
 from hybrid.formats import output_str, output_to_json, value_to_json
-from samplers.errors import ParameterError, SolverUnknown, UnsupportedByBackend
+from samplers.errors import ParameterError, SolverUnknown
 from samplers.lang.exact import exact, fraction_str
 from verifiers.epsilon import eps_lower, exp_bracket
 from verifiers.hmm import Instance
@@ -114,11 +114,9 @@ def _fix_params(inst: Instance, items: list[str]) -> Instance:
 
 
 def _pufferfish() -> Any:
-    """The z3-backed module (z3 is the optional ``smt`` extra, so it is imported on use)."""
-    try:
-        import verifiers.pufferfish as pf
-    except ImportError:
-        raise UnsupportedByBackend("the pufferfish command needs z3: pip install 'dphybrid[smt]'") from None
+    """The z3-backed module, imported on use (z3's import is slow for the other commands)."""
+    import verifiers.pufferfish as pf
+
     return pf
 
 
