@@ -1,8 +1,11 @@
 """Generate the source of a batched numba kernel from a traced program.
 
-The kernel is straight-line code, one local variable per IR node, inside a loop over
-the samples of a chunk; chunks run in parallel (``prange``), each with a generator
-seeded from ``(seed, chunk index)`` (see :mod:`samplers.rng`).  Discrete noise is drawn
+One sample is straight-line code, one local variable per IR node, in a function of its
+own; the kernel calls it in a loop over the samples of a chunk, and chunks run in
+parallel (``prange``), each with a generator seeded from ``(seed, chunk index)`` (see
+:mod:`samplers.rng`).  Keeping the body out of the ``prange`` loop keeps numba's
+parallel passes, which copy the loop they transform, from growing quadratically with
+the size of the mechanism.  Discrete noise is drawn
 by inverse CDF from a table of cumulative probabilities passed as an argument, so the
 source depends on the program's structure and the table on its exact laws.
 """
@@ -56,7 +59,7 @@ class _Emitter:
         return f"t{self.tmp}"
 
     def put(self, line: str, indent: int = 0) -> None:
-        self.lines.append("            " + "    " * indent + line)
+        self.lines.append("    " + "    " * indent + line)
 
     def draw_u(self, indent: int = 0) -> str:
         u = self.fresh()
@@ -154,6 +157,12 @@ from samplers.rng import categorical, next_u64, seed_state, standard_exponential
 BOTTOM = np.int64({bottom})
 
 
+@njit(cache=True)
+def body(x, cdf, out, j, s0, s1, s2, s3):
+{body}
+    return s0, s1, s2, s3
+
+
 @njit(parallel=True, cache=True)
 def kernel(x, cdf, n, seed, out):
     nchunks = (n + {chunk} - 1) // {chunk}
@@ -162,7 +171,7 @@ def kernel(x, cdf, n, seed, out):
         start = c * {chunk}
         stop = min(n, start + {chunk})
         for j in range(start, stop):
-{body}
+            s0, s1, s2, s3 = body(x, cdf, out, j, s0, s1, s2, s3)
 '''
 
 
