@@ -3,14 +3,17 @@
 Accepted inputs (a JSON file or the parsed object):
 
 - a dphybrid witness ``{"mechanism", "params", "x", "x_prime", "event", "claimed_eps"?}``,
-  a list of them, or any dphybrid result carrying a ``"witness"`` (search, verify, estimate);
+  a list of them, or any dphybrid result carrying a ``"witness"`` (search, verify, test,
+  estimate); the event is a list of outputs or any event the testers write (thresholds,
+  projections, products);
 - StatDP's result list ``[[epsilon, p, d1, d2, kwargs, event], ...]`` (the mechanism named
   separately, since StatDP's results do not name it): each event component is a value
   (categorical output) or an interval ``[-inf, a]`` meaning ``-inf < o < a``;
-- the randomised threshold attack exported by ``hybrid.sniper`` (a fitted linear model,
-  its scaler and feature transform, threshold ``t`` and tie probability ``q``), whose
-  probability ``P(S) = P(score > t) + q P(score = t)`` is computed exactly over the
-  discrete output space.
+- the randomised threshold attack exported by ``hybrid.sniper`` as an event (the fitted
+  model, its scaler and feature transform, threshold ``t`` and tie probability ``q``),
+  whose probability ``P(S) = P(score > t) + q P(score = t)`` is computed exactly over the
+  discrete output space (``q`` at its exact binary value; scores are the attack's own
+  float64 arithmetic, which defines the attack).
 
 Each witness is checked against the mechanism's domain and neighbour relation, then its
 exact ratio ``P(M(x) in E) / P(M(x') in E)`` is computed by an exact backend; a claimed
@@ -25,6 +28,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
+from hybrid.attack import Attack
+from hybrid.events import event_from_json
 from hybrid.formats import output_from_json, params_to_json
 from samplers import catalogue
 from samplers.errors import DPHybridError
@@ -47,7 +54,7 @@ class Witness:
     params: dict[str, Any]
     x: tuple[int, ...]
     x_prime: tuple[int, ...]
-    event: Callable[[Any], bool]
+    weigh: Callable[[list[Any]], list[Fraction]]  # S(o) for each output: 1, 0 (or q for an attack)
     event_json: Any
     claimed_eps: float | None = None
     source: str = "dphybrid"
@@ -104,14 +111,37 @@ def _point(v: Any, what: str) -> tuple[int, ...]:
     return tuple(v)
 
 
-def _set_event(raw: Any) -> tuple[Callable[[Any], bool], Any]:
-    if not isinstance(raw, list):
-        raise WitnessFileError(f"event must be a list of outputs, got {raw!r}")
+Weigh = Callable[[list[Any]], list[Fraction]]
+
+
+def _indicator(member: Callable[[Any], bool]) -> Weigh:
+    return lambda outputs: [Fraction(1) if member(o) else Fraction(0) for o in outputs]
+
+
+def _event(raw: Any) -> Weigh:
+    """The weighing function of an event in JSON: a list of outputs, or a testers' event object."""
+    if isinstance(raw, list):
+        try:
+            outs = {output_from_json(o) for o in raw}
+        except DPHybridError as e:
+            raise WitnessFileError(f"event: {e}") from None
+        return _indicator(outs.__contains__)
+    if not isinstance(raw, dict):
+        raise WitnessFileError(f"event must be a list of outputs or an event object, got {raw!r}")
     try:
-        outs = {output_from_json(o) for o in raw}
+        event = event_from_json(raw)
     except DPHybridError as e:
         raise WitnessFileError(f"event: {e}") from None
-    return outs.__contains__, raw
+    if isinstance(event, Attack):
+        q = Fraction(event.q)
+
+        def weigh(outputs: list[Any]) -> list[Fraction]:
+            batch = np.asarray([list(o) if isinstance(o, tuple) else o for o in outputs], dtype=np.int64)
+            s = event.scores(batch) if len(outputs) else []
+            return [Fraction(1) if v > event.t else (q if v == event.t else Fraction(0)) for v in s]
+
+        return weigh
+    return _indicator(event)
 
 
 def _own_witness(d: Mapping[str, Any], claimed: float | None) -> Witness:
@@ -122,10 +152,9 @@ def _own_witness(d: Mapping[str, Any], claimed: float | None) -> Witness:
     params = d.get("params", {})
     if not isinstance(params, dict):
         raise WitnessFileError("witness params must be an object")
-    event, event_json = _set_event(d["event"])
     claim = claimed if claimed is not None else d.get("claimed_eps")
     return Witness(mech, mech.params(**params), _point(d["x"], "x"), _point(d["x_prime"], "x_prime"),
-                   event, event_json, None if claim is None else float(claim))
+                   _event(d["event"]), d["event"], None if claim is None else float(claim))
 
 
 def _statdp_component(c: Any) -> Callable[[Any], bool]:
@@ -157,16 +186,12 @@ def _statdp_witness(row: Any, mech: Mechanism, claimed: float | None) -> Witness
         vals = o if isinstance(o, tuple) else (o,)
         return len(vals) == len(tests) and all(t(v) for t, v in zip(tests, vals))
 
-    return Witness(mech, mech.params(**params), _point(d1, "d1"), _point(d2, "d2"), member, event,
+    return Witness(mech, mech.params(**params), _point(d1, "d1"), _point(d2, "d2"), _indicator(member), event,
                    float(eps) if claimed is None else claimed, "statdp", {"statdp_p_value": p})
 
 
 def parse_witnesses(data: Any, *, mechanism: str | None = None, claimed_eps: float | None = None) -> list[Witness]:
     """The witnesses in a parsed file (see the module docstring for the formats)."""
-    if isinstance(data, dict) and data.get("kind") == "threshold_attack":
-        from hybrid.attack_export import attack_witness  # the classifier attack's exported form
-
-        return [attack_witness(data, claimed_eps)]
     if isinstance(data, dict) and "witness" in data and isinstance(data["witness"], dict):
         claim = claimed_eps if claimed_eps is not None else data.get("claimed_eps")
         return [_own_witness(data["witness"], claim)]
@@ -198,8 +223,11 @@ def certify(witness: Witness, backend: str = "auto") -> Certificate:
     program = witness.mechanism.trace(**witness.params)
     exact = get_backend(program, backend)
     x, xp = exact.check_pair(witness.x, witness.x_prime)
-    return Certificate(witness, exact.event_probability(x, witness.event),
-                       exact.event_probability(xp, witness.event), exact.name)
+    px, pxp = exact.distribution(x), exact.distribution(xp)
+    support = sorted(set(px) | set(pxp), key=lambda o: o if isinstance(o, tuple) else (o,))
+    weight = dict(zip(support, witness.weigh(support)))
+    return Certificate(witness, sum((p * weight[o] for o, p in px.items()), Fraction(0)),
+                       sum((p * weight[o] for o, p in pxp.items()), Fraction(0)), exact.name)
 
 
 def certify_file(path: str | Path, *, backend: str = "auto", **kw: Any) -> list[Certificate]:

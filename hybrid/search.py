@@ -447,24 +447,38 @@ def _grow(s: _Search, mech: Mechanism, program: Program, length: str, result: Se
 
 
 def _statistical(s: _Search, program: Program) -> SearchResult:
-    """Continuous mechanisms: the best statistical bound, not certified."""
-    from hybrid.estimate import estimate  # the testers' combined statistical lower bound
+    """Continuous mechanisms: the best statistical bound (StatDP interval, attack bound), not certified."""
+    from hybrid.testing import sniper_estimate, statdp_interval
 
     s.clock.stage("compile")
     sampler = compile_sampler(program)
     sampler.warm_up()
+    s.clock.stage("propose")
+    s.say("testing candidate pairs")
+    n_test = max(10_000, min(500_000, s.budget.samples // 20))
+    iv = statdp_interval(sampler, samples=n_test, precision=max(s.precision, 0.01), seed=derive_seed(s.seed, 21),
+                         progress=s.say)
     s.clock.stage("estimate")
-    est = estimate(sampler, seed=s.seed, time_budget=max(1.0, s.budget.time - (time.perf_counter() - s.clock.start)),
-                   progress=s.say)
+    remaining = s.clock.deadline - time.perf_counter()
+    est = sniper_estimate(sampler, samples=s.budget.samples, seed=derive_seed(s.seed, 22), progress=s.say,
+                          time_budget=max(1.0, 0.95 * remaining))
+    best = est if est.eps_lower >= iv.eps_lower else iv
+    cand = best.candidate
+    stat = list(iv.candidate.stat_interval) if iv.candidate else None
     result = SearchResult(
-        mechanism=program.name, params=program.param_dict, certified=False,
-        eps_lower=est.eps_lower, ratio=None, witness=est.witness, backend=None, precision=s.precision,
-        seed=s.seed, stat_interval=est.stat_interval, claimed_eps=s.claimed,
-        note=f"{program.name} draws continuous noise, which no exact backend supports: "
-             f"the bound is statistical ({est.confidence:.0%} confidence)",
-        samples=est.samples,
+        mechanism=program.name, params=program.param_dict, certified=False, eps_lower=est.eps_lower,
+        ratio=None, witness=est.candidate.witness() if est.candidate else None, backend=None,
+        precision=s.precision, seed=s.seed, stat_interval=stat, claimed_eps=s.claimed,
+        candidates=[c.to_json() for c in (est.candidate, cand) if c is not None][:1],
+        samples=n_test * 2 + s.budget.samples * 2,
+        note=(f"{program.name} draws continuous noise, which no exact backend supports: eps_lower is the "
+              f"attack's bound at confidence {est.confidence:g}; the StatDP interval is a statistical statement"),
+        pvalue_curve=[(p["eps"], p["p_value"]) for p in iv.extra.get("probes", [])],
     )
-    if s.claimed is not None and est.eps_lower > s.claimed:
-        result.refuted = True  # statistically, at the stated confidence
+    if est.extra.get("time_budget_truncated"):
+        s.limits.append("time budget shrank the attack's final sample")
+    if s.claimed is not None:
+        result.refuted = est.eps_lower > s.claimed  # statistically, at the stated confidence
+    result.limits_hit = s.limits
     result.timings = s.clock.done()
     return result

@@ -190,6 +190,7 @@ class SniperTester:
         correction: str = "split",
         seed: int = 0,
         progress: Callable[[str], None] | None = None,
+        time_budget: float | None = None,
     ) -> None:
         if classifier not in CLASSIFIERS:
             raise ParameterError(f"unknown classifier {classifier!r} (known: {', '.join(CLASSIFIERS)})")
@@ -211,6 +212,21 @@ class SniperTester:
         self.c_grid, self.confidence, self.correction, self.seed = tuple(c_grid), confidence, correction, seed
         self.progress = progress or (lambda msg: None)
         self.timings = {"sample": 0.0, "train": 0.0, "score": 0.0}
+        if time_budget is not None and not time_budget > 0:
+            raise ParameterError(f"time budget must be positive, got {time_budget}")
+        self.time_budget = time_budget
+        self.truncated = False  # whether the time budget shrank the re-check or final sample
+        self._deadline = math.inf
+        self._cost = 0.0  # seconds per output (sampling and scoring), measured on the check stage
+
+    def _affordable(self, share: float, wanted: int) -> int:
+        """How many outputs per input fit in ``share`` of the remaining time (at least n_check)."""
+        if self._deadline == math.inf or self._cost == 0.0:
+            return wanted
+        n = int(share * max(0.0, self._deadline - time.perf_counter()) / (2 * self._cost))
+        if n < wanted:
+            self.truncated = True
+        return max(min(wanted, n), min(wanted, self.n_check))
 
     def _sample(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
         return sample_timed(self.sampler, x, n, seed, self.timings)
@@ -259,6 +275,9 @@ class SniperTester:
         return j, eps_bounds(int(h1.k[j]), h1.n, int(h2.k[j]), h2.n, alpha)[0], preds[j]
 
     def run(self) -> SniperResult:
+        """The attack pipeline; with a time budget the re-check and final samples are sized to fit it."""
+        if self.time_budget is not None:
+            self._deadline = time.perf_counter() + self.time_budget
         alpha_split = (1 - self.confidence) / 2
         stage: list[tuple[float, int, Attack, list]] = []
         reports = []
@@ -271,12 +290,14 @@ class SniperTester:
             if not ctq:
                 raise ParameterError(f"n_threshold = {self.n_threshold} is too small for every level c "
                                      f"(need c * n_threshold >= {MIN_TAIL})")
+            t_check = time.perf_counter()
             j, est, pred = self._check(proto, ctq, self.n_check, derive_seed(self.seed, i, 4), alpha_split)
+            self._cost = max(self._cost, (time.perf_counter() - t_check) / (2 * self.n_check))
             reports.append(PairReport(pair, ctq[j][0], est, pred))
             stage.append((pred, i, proto, ctq))
         # successive halving: the best few pairs are checked again on a larger sample
         stage.sort(key=lambda s: -s[0])
-        n_recheck = min(self.n_final, 10 * self.n_check)
+        n_recheck = self._affordable(0.3 / RECHECK, min(self.n_final, 10 * self.n_check))
         if len(stage) > 1 and n_recheck > self.n_check:
             self.progress("re-checking the best pairs")
             rechecked = []
@@ -291,14 +312,15 @@ class SniperTester:
         attack = Attack(proto.x, proto.x_prime, proto.transform, proto.model, t, q, c)
         pair = self.pairs[i]
         self.progress("final estimate")
+        n_final = self._affordable(0.9, self.n_final)
         if self.correction == "split":
             chosen = [(attack.t, attack.q)]
             alpha = alpha_split
         else:
             chosen = [(t, q) for _, t, q in ctq]
             alpha = alpha_split / len(chosen)
-        h1 = self._hits(attack.scores, pair.x, self.n_final, chosen, derive_seed(self.seed, 7, 1))
-        h2 = self._hits(attack.scores, pair.x_prime, self.n_final, chosen, derive_seed(self.seed, 7, 2))
+        h1 = self._hits(attack.scores, pair.x, n_final, chosen, derive_seed(self.seed, 7, 1))
+        h2 = self._hits(attack.scores, pair.x_prime, n_final, chosen, derive_seed(self.seed, 7, 2))
         bounds = [eps_bounds(int(k1), h1.n, int(k2), h2.n, alpha) for k1, k2 in zip(h1.k, h2.k)]
         j = int(np.argmax([b[1] for b in bounds]))
         if self.correction == "bonferroni":

@@ -34,11 +34,12 @@ class EntryTimeout(Exception):
 
 def run_search_entry(entry: Entry) -> dict[str, Any]:
     """The default runner: the hybrid search on one entry, as its JSON result."""
-    from hybrid.search import search  # imported in the worker
+    from hybrid.search import Budget, search  # imported in the worker
     from samplers import catalogue
 
+    budget = Budget(time=entry.budget) if entry.samples is None else Budget(time=entry.budget, samples=entry.samples)
     result = search(catalogue.get(entry.mechanism), params=entry.params, precision=entry.precision,
-                    claimed_eps=entry.claimed_eps, seed=entry.seed, time_budget=entry.budget)
+                    claimed_eps=entry.claimed_eps, seed=entry.seed, budget=budget)
     return result.to_json()
 
 

@@ -8,6 +8,7 @@ A suite is a TOML or JSON file (the built-in ones live in ``hybrid/suites/``):
     [defaults]            # optional: applied to every entry
     precision = 1e-3
     budget = 120          # seconds per entry
+    samples = 20000000    # testers' sample budget (optional)
     [[entry]]
     mechanism = "noisy_max_geom"
     params = { m = 5, a = "1/2" }
@@ -50,12 +51,13 @@ class Entry:
     precision: float = DEFAULT_PRECISION
     budget: float = DEFAULT_BUDGET
     seed: int = 0
+    samples: int | None = None  # the testers' sample budget (None: the search's default)
     reference: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "mechanism": self.mechanism, "params": self.params,
                 "claimed_eps": self.claimed_eps, "precision": self.precision,
-                "budget": self.budget, "seed": self.seed, "reference": self.reference}
+                "budget": self.budget, "seed": self.seed, "samples": self.samples, "reference": self.reference}
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str) -> Entry:
     if not isinstance(raw, dict):
         raise SuiteError(f"{where}: an entry must be a table, got {raw!r}")
     raw = {**defaults, **raw}
-    known = {"id", "mechanism", "params", "claimed_eps", "precision", "budget", "seed", "reference"}
+    known = {"id", "mechanism", "params", "claimed_eps", "precision", "budget", "seed", "samples", "reference"}
     extra = sorted(set(raw) - known)
     if extra:
         raise SuiteError(f"{where}: unknown field {extra[0]!r} (known: {', '.join(sorted(known))})")
@@ -102,12 +104,14 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str) -> Entry:
     budget = _number(raw.get("budget", DEFAULT_BUDGET), f"{where}: budget")
     if precision <= 0 or budget <= 0:
         raise SuiteError(f"{where}: precision and budget must be positive")
-    seed = raw.get("seed", 0)
+    seed, samples = raw.get("seed", 0), raw.get("samples")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise SuiteError(f"{where}: seed must be an integer")
+    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1000):
+        raise SuiteError(f"{where}: samples must be an integer of at least 1000")
     return Entry(id=str(raw.get("id") or _entry_id(mech.name, params, claimed)), mechanism=mech.name,
                  params=dict(params), claimed_eps=claimed, precision=precision, budget=budget,
-                 seed=seed, reference=dict(reference))
+                 seed=seed, samples=samples, reference=dict(reference))
 
 
 def parse_suite(data: Any, name: str) -> Suite:

@@ -75,14 +75,16 @@ def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: floa
     t0 = time.perf_counter()
     stage = min(1_000_000, max(samples // 10, 10_000))
     sizes = {"n_train": stage, "n_threshold": stage, "n_check": stage, **kw}
-    r = SniperTester(sampler, n_final=samples, confidence=confidence, seed=seed, progress=progress, **sizes).run()
+    tester = SniperTester(sampler, n_final=samples, confidence=confidence, seed=seed, progress=progress, **sizes)
+    r = tester.run()
     name, params = sampler_identity(sampler)
     cand = Candidate(name, params, r.pair.x, r.pair.x_prime, r.attack, (r.eps_lcb, math.inf), "sniper")
     k1, n1, k2, n2 = r.counts
     return StatResult("sniper", cand, r.eps_lcb, confidence, seed, samples,
                       {**r.timings, "total": time.perf_counter() - t0},
                       extra={"eps_hat": r.eps_hat, "c": r.attack.c, "counts": {"x": [k1, n1], "x_prime": [k2, n2]},
-                             "correction": r.correction, "pairs": [p.to_json() for p in r.pairs]})
+                             "correction": r.correction, "pairs": [p.to_json() for p in r.pairs],
+                             "time_budget_truncated": tester.truncated})
 
 
 def audit_test(sampler: Any, *, samples: int = 1_000_000, beta: float = 0.05, guess_fraction: float = 1.0,

@@ -65,6 +65,7 @@ def test_statdp_interval_events():
     ({"mechanism": "trunc_geom", "x": [0], "x_prime": [5], "event": [0]}, DomainError, "outside"),
     ({"mechanism": "trunc_geom", "x": [0], "x_prime": [2], "event": [0]}, DomainError, "not one_differ neighbours"),
     ({"mechanism": "trunc_geom", "x": [0], "x_prime": [1], "event": 3}, WitnessFileError, "list of outputs"),
+    ({"mechanism": "trunc_geom", "x": [0], "x_prime": [1], "event": {"foo": 1}}, WitnessFileError, "unrecognised"),
     ({"mechanism": "trunc_geom", "x": "0", "x_prime": [1], "event": [0]}, WitnessFileError, "list of integers"),
     ([[0.5, 0.1, [0], [1], {"epsilon": 0.5}, [0]]], WitnessFileError, "--mechanism"),
     (7, WitnessFileError, "not a witness"),
@@ -93,3 +94,26 @@ def test_search_cli(tmp_path, capsys):
     assert main(["search", "trunc_geom", "--precision", "0"]) == 2
     assert "precision" in capsys.readouterr().err
     assert main(["search", "trunc_geom", "-p", "a=2"]) == 2
+
+
+def test_exported_attack_is_certified_exactly(tmp_path):
+    """A DP-Sniper-style attack fitted on samples: P(S) = P(score > t) + q P(score = t), exactly."""
+    from fractions import Fraction
+
+    from hybrid.testing import sniper_estimate
+    from samplers.compile import compile_sampler
+    from verifiers.enumerate import Enumerator
+
+    program = catalogue.get("noisy_max_geom").trace(m=3)
+    est = sniper_estimate(compile_sampler(program), samples=200_000, seed=3).to_json()
+    assert "attack" in est["witness"]["event"]
+    [cert] = certify_file(write(tmp_path, est))
+    attack = parse_witnesses(est)[0]
+    exact = Enumerator(program)
+    x, xp = cert.witness.x, cert.witness.x_prime
+    support = sorted(set(exact.distribution(x)) | set(exact.distribution(xp)))
+    w = dict(zip(support, attack.weigh(support)))
+    assert set(w.values()) <= {Fraction(0), Fraction(1), Fraction(est["witness"]["event"]["attack"]["q"])}
+    assert cert.p_x == sum(p * w[o] for o, p in exact.distribution(x).items())
+    assert cert.ratio <= Fraction(24, 7)  # an attack can never beat the exact level
+    assert cert.to_json()["eps_lower"] >= est["eps_lower"] - 0.05  # and the sampled bound was honest
