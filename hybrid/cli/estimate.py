@@ -6,7 +6,8 @@ import argparse
 import math
 
 from hybrid.cli.common import emit_json
-from hybrid.cli.tester_args import add_tester_args, positive_samples, print_witness, progress, resolve_sampler
+from hybrid.cli.progress import progress_reporter
+from hybrid.cli.tester_args import add_tester_args, positive_samples, print_witness, resolve_sampler
 from hybrid.sniper import CLASSIFIERS
 from hybrid.testing import sniper_estimate, statdp_interval
 from hybrid.transforms import NAMES
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.precision > 0:
         raise ParameterError(f"--precision must be positive, got {args.precision}")
     sampler = resolve_sampler(args)
-    with progress(args) as report:
+    with progress_reporter(quiet=args.json) as report:
         if args.method == "sniper":
             n = positive_samples(args, 10_000_000)
             res = sniper_estimate(sampler, samples=n, confidence=args.confidence, seed=args.seed, progress=report,

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from hybrid.cli.common import add_mechanism_args, parse_params, resolve
 from samplers.compile import compile_sampler
@@ -34,18 +32,6 @@ def resolve_sampler(args: argparse.Namespace) -> Any:
     sampler = compile_sampler(mech, **params)
     sampler.warm_up()
     return sampler
-
-
-@contextmanager
-def progress(args: argparse.Namespace) -> Iterator[Callable[[str], None] | None]:
-    """A rich status line on a terminal (stderr); nothing under --json or when piped."""
-    if args.json or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-
-    with Console(stderr=True).status("starting") as status:
-        yield lambda msg: status.update(msg)
 
 
 def print_witness(res: Any) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from hybrid.cli.common import emit_json
-from hybrid.cli.tester_args import add_tester_args, positive_samples, print_witness, progress, resolve_sampler
+from hybrid.cli.progress import progress_reporter
+from hybrid.cli.tester_args import add_tester_args, positive_samples, print_witness, resolve_sampler
 from hybrid.testing import audit_test, sniper_estimate, statdp_test
 from samplers.errors import ParameterError
 
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--eps must be a finite non-negative number, got {args.eps}")
     n = positive_samples(args, DEFAULT_SAMPLES[args.method])
     sampler = resolve_sampler(args)
-    with progress(args) as report:
+    with progress_reporter(quiet=args.json) as report:
         if args.method == "statdp":
             res = statdp_test(sampler, args.eps, samples=n, alpha=args.alpha, seed=args.seed, progress=report)
         elif args.method == "sniper":
