@@ -124,7 +124,8 @@ def thresholds(scores: np.ndarray, cs: Sequence[float], *, min_tail: int = MIN_T
     """``(c, t, q)`` with ``#(s > t) + q #(s == t) = c n`` on the scores of x' (DP-Sniper's rule).
 
     Besides the grid, the levels where a block of tied scores ends (the masses of the
-    most x-like outputs of a discrete mechanism) are offered, so no coin is needed there;
+    most x-like outputs of a discrete mechanism) are offered, so no coin is needed there,
+    and so is ``c = 0``: the outputs that score above every x' sample;
     grid levels inside a tied block of at least ``min_tail`` outputs are dropped unless
     ``interior`` (flipping a coin on one block only moves the ratio between those of its
     two boundaries).
@@ -149,6 +150,9 @@ def thresholds(scores: np.ndarray, cs: Sequence[float], *, min_tail: int = MIN_T
         elif q > 1e-9 and equal >= min_tail and not interior:
             continue  # inside a large block of tied outputs: a coin only mixes ratios, keep the boundaries
         out.append((c, t, q))
+    # The level below every grid point: the outputs scoring above all of x' (none in this
+    # sample).  Mechanisms with outputs x' cannot produce (infinite ratios) are caught here.
+    out.append((0.0, float(s[0]), 0.0))
     return out
 
 

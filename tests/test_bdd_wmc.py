@@ -105,3 +105,17 @@ def test_dynamic_reordering_keeps_the_answers():
 def test_table_size_limit():
     with pytest.raises(BudgetExceeded, match="table"):
         BDDBackend(catalogue.get("rr").trace(n=14)).table()
+
+
+def test_rappor_full_size_is_linear_in_cone_order():
+    """RAPPOR draws all permanent bits before any instantaneous one; cone order keeps it small.
+
+    Inputs 0 and 1 set 6 different Bloom bits; each costs 0.5125/0.4875 = 41/39.
+    """
+    from fractions import Fraction
+
+    from samplers import catalogue
+    from verifiers.bdd import BDDBackend
+
+    b = BDDBackend(catalogue.get("rappor").trace())
+    assert b.pair_epsilon((0,), (1,))[0] == Fraction(41, 39) ** 6

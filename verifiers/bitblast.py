@@ -14,8 +14,9 @@ Variables:
 - outputs: component ``j`` is the index of its value in the sorted list of values it
   can take, in binary, declared right after the node computing it.
 
-Declaring variables in order of first use interleaves them by record (x_i, its noise,
-its output bit), which keeps randomized response linear in n; CUDD's dynamic
+Nodes are visited output by output (:func:`cone_order`) and variables declared in order
+of first use, which interleaves them by record (x_i, its noise, its output bit) and
+keeps randomized response and RAPPOR linear in n; CUDD's dynamic
 reordering can be asked for while building (``reorder``) and is switched off
 afterwards, so the order is fixed for counting.  The result is the *relation* ``R(x, z, o)``: output
 bits ``o`` encode the program's output on input ``x`` and noise ``z``.
@@ -23,7 +24,7 @@ bits ``o`` encode the program's output on input ``x`` and noise ``z``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Sequence
 
@@ -152,7 +153,7 @@ class _Blaster:
         self.bdd = lib.BDD(memory_estimate=2**28, initial_cache_size=2**12) if self.library == "dd.cudd" else lib.BDD()
         self.reorder = bool(reorder) and self.library == "dd.cudd"
         self.bdd.configure(reordering=self.reorder)
-        self.program = lower_argmax(program)
+        self.program = cone_order(lower_argmax(program))
         self.budget = node_budget
         self.true, self.false = self.bdd.true, self.bdd.false
         self.noise: dict[str, tuple[int, int]] = {}
@@ -288,6 +289,32 @@ class _Blaster:
             self.bdd.configure(reordering=False)
         return Compiled(self.bdd, self.library, out_maps, self.input_bits, self.input_lo,
                         out_values, out_bits, self.noise)
+
+
+def cone_order(program: Program) -> Program:
+    """The same program with its nodes in depth-first post-order from each output in turn.
+
+    Variables are declared where the blaster first meets them, so visiting the nodes
+    output by output interleaves the noise of each output with it, however the author's
+    loops drew it (RAPPOR draws every permanent bit before any instantaneous one: in
+    trace order its BDD is exponential in the filter size, in cone order linear).
+    """
+    order: list[int] = []
+    seen: set[int] = set()
+    for root in program.outputs:
+        stack = [(root, False)]
+        while stack:
+            i, done = stack.pop()
+            if done:
+                order.append(i)
+            elif i not in seen:
+                seen.add(i)
+                stack.append((i, True))
+                stack.extend((a, False) for a in reversed(program.nodes[i].args) if a not in seen)
+    new = {old: k for k, old in enumerate(order)}
+    nodes = tuple(replace(program.nodes[old], args=tuple(new[a] for a in program.nodes[old].args))
+                  for old in order)
+    return replace(program, nodes=nodes, outputs=tuple(new[o] for o in program.outputs))
 
 
 def compile_program(program: Program, *, node_budget: int = DEFAULT_NODE_BUDGET,
