@@ -19,6 +19,7 @@ import numpy as np
 
 from hybrid.events import Event
 from hybrid.features import MalformedEvent
+from hybrid.kernels import linear_scores
 from hybrid.transforms import Transform, joint_index
 
 BATCH = 1 << 18
@@ -35,6 +36,9 @@ class Model:
     biases: tuple[np.ndarray, ...]
 
     def scores(self, features: np.ndarray) -> np.ndarray:
+        if len(self.weights) == 1:  # logistic: one pass in numba, same float operations
+            return linear_scores(np.ascontiguousarray(features, dtype=np.float64), self.mean, self.scale,
+                                 np.ascontiguousarray(self.weights[0][:, 0]), float(self.biases[0][0]))
         h = [(features[:, j] - self.mean[j]) / self.scale[j] for j in range(features.shape[1])]
         for layer, (w, b) in enumerate(zip(self.weights, self.biases)):
             out = []

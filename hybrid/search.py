@@ -45,6 +45,7 @@ from verifiers.epsilon import bisect_epsilon, eps_lower, eps_upper, exp_bracket
 from verifiers.ratio import INF, Ratio, ratio_str
 
 Progress = Callable[[str], None]
+SCREENED = 4  # StatDP patterns (each in both orders) the attack trains on, best by testing first
 
 
 @dataclass
@@ -448,32 +449,31 @@ def _grow(s: _Search, mech: Mechanism, program: Program, length: str, result: Se
 
 def _statistical(s: _Search, program: Program) -> SearchResult:
     """Continuous mechanisms: the best statistical bound (StatDP interval, attack bound), not certified."""
-    from hybrid.testing import sniper_estimate, statdp_interval
+    from hybrid.testing import sniper_estimate
 
     s.clock.stage("compile")
     sampler = compile_sampler(program)
     sampler.warm_up()
     s.clock.stage("propose")
     s.say("testing candidate pairs")
-    n_test = max(10_000, min(500_000, s.budget.samples // 20))
-    iv = statdp_interval(sampler, samples=n_test, precision=max(s.precision, 0.01), seed=derive_seed(s.seed, 21),
-                         progress=s.say)
+    ranked, interval = s.propose(sampler)
+    attack_pairs: list[Pair] = []
+    patterns = [p for p in ranked if not p.origin.startswith("random")]
+    for p in patterns[:SCREENED]:  # the attack trains on the patterns testing ranks best, both orders
+        attack_pairs += [q for q in (p, p.swapped()) if (q.x, q.x_prime) not in {(a.x, a.x_prime) for a in attack_pairs}]
     s.clock.stage("estimate")
     remaining = s.clock.deadline - time.perf_counter()
     est = sniper_estimate(sampler, samples=s.budget.samples, seed=derive_seed(s.seed, 22), progress=s.say,
-                          time_budget=max(1.0, 0.95 * remaining))
-    best = est if est.eps_lower >= iv.eps_lower else iv
-    cand = best.candidate
-    stat = list(iv.candidate.stat_interval) if iv.candidate else None
+                          pairs=attack_pairs, time_budget=max(1.0, 0.95 * remaining))
     result = SearchResult(
         mechanism=program.name, params=program.param_dict, certified=False, eps_lower=est.eps_lower,
         ratio=None, witness=est.candidate.witness() if est.candidate else None, backend=None,
-        precision=s.precision, seed=s.seed, stat_interval=stat, claimed_eps=s.claimed,
-        candidates=[c.to_json() for c in (est.candidate, cand) if c is not None][:1],
-        samples=n_test * 2 + s.budget.samples * 2,
+        precision=s.precision, seed=s.seed, stat_interval=[interval.lo, interval.hi], claimed_eps=s.claimed,
+        candidates=[est.candidate.to_json()] if est.candidate else [],
+        samples=s.samples + 2 * s.budget.samples,
         note=(f"{program.name} draws continuous noise, which no exact backend supports: eps_lower is the "
               f"attack's bound at confidence {est.confidence:g}; the StatDP interval is a statistical statement"),
-        pvalue_curve=[(p["eps"], p["p_value"]) for p in iv.extra.get("probes", [])],
+        pvalue_curve=[(d.eps, d.p_value) for d in interval.probes],
     )
     if est.extra.get("time_budget_truncated"):
         s.limits.append("time budget shrank the attack's final sample")

@@ -28,7 +28,9 @@ import numpy as np
 from hybrid.events import distinct_counts, numeric
 from hybrid.features import atoms, row_keys
 from hybrid.formats import output_from_json, output_to_json
+from hybrid.kernels import NUMERIC, ONEHOT, column_features
 from samplers.errors import ParameterError
+from samplers.lang.ir import BOTTOM_CODE
 
 JOINT_LIMIT = 64
 ONEHOT_LIMIT = 32
@@ -65,24 +67,17 @@ class Transform:
             return np.asarray(self.fn(samples), dtype=np.float64).reshape(len(samples), -1)
         if self.joint:
             return _joint(samples, self.joint)
-        cols = samples.reshape(len(samples), -1)
-        blocks = []
-        for j, c in enumerate(self.columns):
-            v = cols[:, j]
-            if c.kind == "onehot":
-                blocks += [(v == val).astype(np.float64) for val in c.values]
-                continue
-            f = numeric(v)
-            missing = np.isnan(f)
-            special = [f == code for code in c.values]
-            plain = ~missing
-            for s in special:
-                plain &= ~s
-            blocks.append(np.where(plain, f, 0.0))
-            blocks += [s.astype(np.float64) for s in special]
-            if c.bottom:
-                blocks.append(missing.astype(np.float64))
-        return np.stack(blocks, axis=1) if blocks else np.zeros((len(samples), 0))
+        f = np.ascontiguousarray(numeric(samples.reshape(len(samples), -1)))
+        return column_features(f, *self._tables(), self.width)
+
+    def _tables(self) -> tuple[np.ndarray, ...]:
+        """The columns as flat arrays for :func:`hybrid.kernels.column_features`."""
+        values = [float("nan") if (c.kind == "onehot" and v == BOTTOM_CODE) else float(v)
+                  for c in self.columns for v in c.values]
+        counts = np.array([len(c.values) for c in self.columns], dtype=np.int64)
+        return (np.array([ONEHOT if c.kind == "onehot" else NUMERIC for c in self.columns], dtype=np.int64),
+                np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64), counts,
+                np.array(values, dtype=np.float64), np.array([c.bottom for c in self.columns], dtype=np.bool_))
 
     def to_json(self) -> dict[str, Any]:
         if self.fn is not None:
