@@ -21,6 +21,7 @@ import argparse
 import time
 from typing import Any, Callable
 
+from bench.common import markdown_table
 from samplers import catalogue
 from verifiers.bdd import BDDBackend
 from verifiers.enumerate import Enumerator
@@ -48,10 +49,7 @@ def ratio_str(base: float | None, ours: float) -> str:
 
 def table(title: str, head: list[str], rows: list[list[str]]) -> None:
     print(f"\n## {title}\n")
-    print("| " + " | ".join(head) + " |")
-    print("|" + "|".join("---" for _ in head) + "|")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    print(markdown_table(head, rows))
 
 
 def rr_restricted(ns: list[int], enum_max: int) -> None:
