@@ -1,4 +1,4 @@
-"""SMT verifier benchmark: ``python -m bench.smt [--repeat N] [--json]``.
+"""SMT verifier benchmark: ``python -m bench.smt [--quick] [--repeat N] [--json]``.
 
 1. FAIER's noisy max, m = 5 (``noisy_max5_witness``): the FAIER-shaped HMM (243 input
    states, 243 noisy-value states) compiled from the mechanism language over the whole
@@ -12,7 +12,8 @@
    to 1/2, decided by exact enumeration of the observations (no z3), i.e. the cost of
    one prior against the cost of the proof for every prior.
 
-Timings are the best of ``--repeat`` runs (wall clock, seconds).
+Timings are the best of ``--repeat`` runs (wall clock, seconds); ``--quick`` is one run.
+The exit code is 1 if a verdict differs from the reference.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from fractions import Fraction
 from typing import Any, Callable
 
+from bench.common import markdown_table
 from samplers import catalogue
 from verifiers.enumerate import Enumerator
 from verifiers.hmm_compile import START, hmm_from_program
@@ -109,33 +111,42 @@ def pufferfish(repeat: int) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.smt", description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
+    ap.add_argument("--quick", action="store_true", help="one run of everything (--repeat 1)")
     ap.add_argument("--json", action="store_true", help="print the measurements as JSON")
     args = ap.parse_args(argv)
-    nm, pf = noisy_max(args.repeat), pufferfish(args.repeat)
+    repeat = 1 if args.quick else args.repeat
+    nm, pf = noisy_max(repeat), pufferfish(repeat)
+    ok = nm["agree"] and all(r["status"] == r["expected"] for r in pf)
     if args.json:
         print(json.dumps({"noisy_max5": nm, "pufferfish": pf}, indent=2))
-        return 0 if nm["agree"] and all(r["status"] == r["expected"] for r in pf) else 1
-    print(f"noisy max m=5, FAIER-shaped HMM: {nm['states']} states, {nm['transitions']} transitions")
-    print(f"  compile from the language (all 243 inputs)  {nm['compile_s']:8.3f} s")
-    for label, r in nm["queries"].items():
-        print(f"  c = {label:<14} {r['status']:<6} build {r['build_s']:.3f} s  solve {r['solve_s']:.3f} s"
-              f"  witness ratio {r['ratio']}")
-    print(f"  query construction (compile + build)        {nm['query_construction_s']:8.3f} s"
-          f"   FAIER {nm['faier_build_s']:.0f} s  -> {nm['speedup_vs_faier']:.0f}x faster")
-    print(f"  enumerate backend, same pair and c values   {nm['enumerate_s']:8.3f} s"
-          f"   full-model smt / enumerate = {nm['smt_over_enumerate']:.1f}  (agree: {nm['agree']})")
-    print(f"  smt backend (compile the pair only, both c) {nm['smt_backend_pair_s']:8.3f} s"
-          f"   smt backend / enumerate = {nm['smt_backend_over_enumerate']:.1f}")
+        return 0 if ok else 1
+    print(f"Noisy max m=5, FAIER-shaped HMM: {nm['states']} states, {nm['transitions']} transitions "
+          f"(best of {repeat})\n")
+    print(markdown_table(
+        ["c", "status", "build s", "solve s", "witness ratio"],
+        [[label, r["status"], f"{r['build_s']:.3f}", f"{r['solve_s']:.3f}", r["ratio"] or "-"]
+         for label, r in nm["queries"].items()]))
     print()
-    print(f"{'Pufferfish instance':<24} {'c':>10} {'status':>9} {'queries':>7} {'load s':>8} {'check s':>8}"
-          f" {'<1 s':>5} {'p=1/2 s':>8} {'all/one':>8}  synthesised")
+    print(markdown_table(["step", "seconds", "against", "ratio"], [
+        ["compile from the language (all 243 inputs)", f"{nm['compile_s']:.3f}", "", ""],
+        ["query construction (compile + build)", f"{nm['query_construction_s']:.3f}",
+         f"FAIER {nm['faier_build_s']:.0f} s", f"{nm['speedup_vs_faier']:.0f}x faster"],
+        ["enumerate backend, same pair and c values", f"{nm['enumerate_s']:.3f}",
+         "full-model smt / enumerate", f"{nm['smt_over_enumerate']:.1f} (agree: {nm['agree']})"],
+        ["smt backend (compile the pair only, both c)", f"{nm['smt_backend_pair_s']:.3f}",
+         "smt backend / enumerate", f"{nm['smt_backend_over_enumerate']:.1f}"],
+    ]))
+    print("\nPufferfish instances (load + check at the reference bounds; p=1/2: one prior, enumerated)\n")
+    rows = []
     for r in pf:
-        ok = "" if r["status"] == r["expected"] else f"  (expected {r['expected']})"
+        ok_status = r["status"] if r["status"] == r["expected"] else f"{r['status']} (expected {r['expected']})"
         ratio = f"{r['all_priors_over_one']:.1f}" if r["all_priors_over_one"] else "-"
-        print(f"{r['model']:<24} {r['c']:>10} {r['status']:>9} {r['queries']:>7} {r['load_s']:8.3f}"
-              f" {r['check_s']:8.3f} {'yes' if r['under_1s'] else 'NO':>5} {r['one_prior_s']:8.3f} {ratio:>8}"
-              f"  {r['witness_params'] or ''}{ok}")
-    return 0 if nm["agree"] and all(r["status"] == r["expected"] for r in pf) else 1
+        params = ", ".join(f"{k}={v}" for k, v in (r["witness_params"] or {}).items())
+        rows.append([r["model"], r["c"], ok_status, r["queries"], f"{r['load_s']:.3f}", f"{r['check_s']:.3f}",
+                     "yes" if r["under_1s"] else "NO", f"{r['one_prior_s']:.3f}", ratio, params or "-"])
+    print(markdown_table(["Pufferfish instance", "c", "status", "queries", "load s", "check s", "<1 s",
+                          "p=1/2 s", "all/one", "synthesised"], rows))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
