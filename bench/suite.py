@@ -1,0 +1,117 @@
+"""Suite scaling: ``python -m bench.suite [--quick] [--suite NAME_OR_FILE]``.
+
+Runs a suite (default: the built-in ``discrete``) through :func:`hybrid.suite.run_suite`
+twice, with 1 worker and with 2 loky workers, each in a fresh interpreter with empty
+kernel caches (so both runs pay the same JIT) and into a fresh temporary JSONL file.
+Reported: the wall time of each run, the speed-up, the sum of the per-entry times (the
+``elapsed`` field of each JSONL row), the longest entries, and the projected wall time
+on a cluster of k workers: LPT scheduling (longest entry first, onto the least-loaded
+worker) of the 1-worker run's per-entry times.  The projection ignores scheduler
+overhead and each worker's start-up and JIT; no number of workers beats the longest entry.
+
+``run_suite`` gives each worker ``cores // workers`` numba threads, so on a 2-core machine
+the 1-worker run's entries use 2 threads and the 2-worker run's use 1 each.
+``--quick`` runs the suite's first 4 entries only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+from bench.common import machine, markdown_table
+
+CLUSTER_SIZES = (2, 4, 8, 16, 64)
+QUICK_ENTRIES = 4
+
+_RUN = """
+import json, time
+from hybrid.suite import run_suite
+from hybrid.suite_file import Suite, load_suite
+s = load_suite({suite!r})
+s = Suite(s.name, s.entries[:{limit!r}], s.description)
+t = time.perf_counter()
+run_suite(s, jobs={jobs}, backend="loky", out={out!r})
+print(json.dumps({{"wall": time.perf_counter() - t}}))
+"""
+
+
+def lpt_makespan(times: Sequence[float], workers: int) -> float:
+    """The finishing time of LPT scheduling: longest job first, onto the least-loaded worker."""
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    loads = [0.0] * max(1, min(workers, len(times)))
+    for t in sorted(times, reverse=True):
+        heapq.heapreplace(loads, loads[0] + t)
+    return max(loads)
+
+
+def run_once(suite: str, limit: int | None, jobs: int, workdir: Path) -> tuple[float, list[dict[str, Any]]]:
+    """One ``run_suite`` in a fresh interpreter with fresh caches: (wall seconds, rows)."""
+    from hybrid.results_log import read_results
+
+    out = workdir / f"jobs{jobs}.jsonl"
+    env = {**os.environ, "DPHYBRID_CACHE_DIR": str(workdir / f"cache{jobs}" / "kernels"),
+           "NUMBA_CACHE_DIR": str(workdir / f"cache{jobs}" / "numba")}
+    code = _RUN.format(suite=suite, limit=limit, jobs=jobs, out=str(out))
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.stderr.write(res.stderr)
+        raise SystemExit(f"bench.suite: the {jobs}-worker run failed (exit code {res.returncode})")
+    return json.loads(res.stdout.strip().splitlines()[-1])["wall"], read_results(out)
+
+
+def _status(rows: list[dict[str, Any]]) -> str:
+    ok = sum(r["status"] == "ok" for r in rows)
+    return f"{ok}/{len(rows)}" + ("" if ok == len(rows) else " (others: error/timeout)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.suite", description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", default="discrete", help="a built-in suite name or a .toml/.json suite file")
+    ap.add_argument("--quick", action="store_true", help=f"the suite's first {QUICK_ENTRIES} entries only")
+    args = ap.parse_args(argv)
+    from hybrid.suite_file import SuiteError, load_suite
+
+    try:
+        suite = load_suite(args.suite)
+    except SuiteError as e:
+        ap.error(str(e))
+    limit = QUICK_ENTRIES if args.quick else None
+    n = len(suite.entries[:limit])
+    with tempfile.TemporaryDirectory(prefix="bench-suite-") as d:
+        wall1, rows1 = run_once(args.suite, limit, 1, Path(d))
+        wall2, rows2 = run_once(args.suite, limit, 2, Path(d))
+    times1 = {r["id"]: r["elapsed"] for r in rows1}
+    times2 = {r["id"]: r["elapsed"] for r in rows2}
+    total1, longest1 = sum(times1.values()), max(times1.values())
+
+    print(f"Suite `{suite.name}`: {n} of {len(suite.entries)} entries, loky backend ({machine()})\n")
+    print(markdown_table(
+        ["workers", "wall s", "sum of entry s", "longest entry s", "speed-up", "entries ok"],
+        [[1, f"{wall1:.1f}", f"{total1:.1f}", f"{longest1:.1f}", "1.0x", _status(rows1)],
+         [2, f"{wall2:.1f}", f"{sum(times2.values()):.1f}", f"{max(times2.values()):.1f}",
+          f"{wall1 / wall2:.2f}x", _status(rows2)]]))
+    print("\nLongest entries (by their 1-worker time)\n")
+    top = sorted(times1, key=times1.get, reverse=True)[:5]
+    print(markdown_table(["entry", "1 worker s", "2 workers s"],
+                         [[i, f"{times1[i]:.2f}", f"{times2[i]:.2f}" if i in times2 else "-"] for i in top]))
+    print("\nProjected wall time on k workers: LPT scheduling of the 1-worker per-entry times, a projection "
+          "that ignores scheduler overhead and each worker's start-up and JIT (k = 2 is measured above); "
+          f"the lower bound is max(longest entry, sum / k), and no k beats the longest entry, {longest1:.1f} s\n")
+    print(markdown_table(
+        ["workers k", "projected wall s", "lower bound s", "speed-up (sum / projected)"],
+        [[k, f"{lpt_makespan(list(times1.values()), k):.1f}", f"{max(longest1, total1 / k):.1f}",
+          f"{total1 / lpt_makespan(list(times1.values()), k):.1f}x"] for k in CLUSTER_SIZES]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
