@@ -35,6 +35,7 @@ from hybrid.formats import output_to_json, params_to_json, value_to_json
 from hybrid.inputs import Pair, coordinate_moves, pattern_pairs, random_pair
 from hybrid.seeds import derive_seed
 from hybrid.statdp import StatDPTester
+from samplers import catalogue
 from samplers.compile import compile_sampler
 from samplers.errors import ParameterError
 from samplers.lang.ir import Program
@@ -304,7 +305,7 @@ def _length_param(mech: Mechanism | None) -> str | None:
 
 
 def search(
-    mech: Mechanism | Program,
+    mech: Mechanism | Program | str,
     params: Mapping[str, Any] | None = None,
     *,
     precision: float = 1e-3,
@@ -325,6 +326,8 @@ def search(
         raise ParameterError(f"precision must be positive, got {precision}")
     if claimed_eps is not None and not claimed_eps >= 0:
         raise ParameterError(f"claimed eps must be non-negative, got {claimed_eps}")
+    if isinstance(mech, str):
+        mech = catalogue.get(mech)
     budget = budget or Budget()
     if time_budget is not None:
         budget.time = float(time_budget)
