@@ -16,12 +16,13 @@ ONEHOT, NUMERIC = 0, 1
 
 @njit(parallel=True, cache=True)
 def column_features(f: np.ndarray, kinds: np.ndarray, starts: np.ndarray, counts: np.ndarray,
-                    values: np.ndarray, bottom: np.ndarray, width: int) -> np.ndarray:
+                    values: np.ndarray, bottom: np.ndarray, cuts: np.ndarray, width: int) -> np.ndarray:
     """Features of the float matrix ``f`` (NaN for BOTTOM), column by column.
 
     Column ``j`` lists ``counts[j]`` values from ``values[starts[j]:]``.  One-hot: one
     indicator per value (a NaN value stands for BOTTOM).  Numeric: the value (0 when NaN
-    or a listed special code), one indicator per code, then a NaN indicator if ``bottom``.
+    or a listed special code), the indicator ``value > cuts[j]`` unless that cut is NaN,
+    one indicator per code, then a NaN indicator if ``bottom``.
     """
     n, d = f.shape
     out = np.zeros((n, width))
@@ -42,6 +43,10 @@ def column_features(f: np.ndarray, kinds: np.ndarray, starts: np.ndarray, counts
                         special = True
                 out[i, k] = 0.0 if (nan or special) else v
                 k += 1
+                cut = cuts[j]
+                if cut == cut:
+                    out[i, k] = 1.0 if (not nan and not special and v > cut) else 0.0
+                    k += 1
                 for m in range(counts[j]):
                     out[i, k] = 1.0 if v == values[starts[j] + m] else 0.0
                     k += 1

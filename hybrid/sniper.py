@@ -96,7 +96,9 @@ def _compress(X: np.ndarray, y: np.ndarray, max_fit: int, seed: int) -> tuple[np
         if len(uniq) <= max_fit and (Xy == Xy[first][inv]).all():
             rows = Xy[first]
             return rows[:, :-1], rows[:, -1], np.bincount(inv, minlength=len(uniq)).astype(np.float64)
-    pick = np.random.default_rng(seed).choice(len(X), size=min(max_fit, len(X)), replace=False)
+    if len(X) <= max_fit:
+        return X, y, np.ones(len(X))
+    pick = np.random.default_rng(seed).choice(len(X), size=max_fit, replace=False)
     return X[pick], y[pick], np.ones(len(pick))
 
 
@@ -185,7 +187,7 @@ class SniperTester:
         classifier: str = "logistic",
         transform: str | Callable[[np.ndarray], np.ndarray] = "auto",
         n_train: int = 1_000_000,
-        max_fit: int = 200_000,
+        max_fit: int = 2_000_000,
         n_threshold: int = 1_000_000,
         n_check: int = 1_000_000,
         n_final: int = 10_000_000,

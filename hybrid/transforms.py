@@ -8,7 +8,11 @@ exported attack computes the same features anywhere.  Per output column it is ei
 * ``numeric``: the value itself, with BOTTOM / NaN and each special code (a float that
   repeats exactly, such as the -1000.0 of value-releasing sparse vectors) replaced by 0
   and flagged in an indicator column of its own (DP-Sniper's FlagsFeatureTransformer,
-  with the codes found from the data).
+  with the codes found from the data); under ``auto``, also the indicator
+  ``value > cut`` at the training median.  Laplace noise's privacy loss is a clamped
+  ramp between the two inputs' values, close to a step at their midpoint when the noise
+  is wide, which a linear model of the value alone cannot express (20 parallel Laplace
+  releases: the bound goes from 0.015 to 0.04 at eps 0.1).
 
 ``joint`` one-hot encodes whole outputs of a discrete mechanism with few distinct
 outputs, which lets a linear model express any likelihood-ratio order of them.
@@ -20,6 +24,7 @@ then recorded by name only and an exported attack cannot be re-applied from JSON
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -42,9 +47,11 @@ class Column:
     kind: str  # "onehot" or "numeric"
     values: tuple = ()  # onehot: the values; numeric: the flagged special codes
     bottom: bool = False  # numeric: flag BOTTOM / NaN
+    cut: float | None = None  # numeric: the step indicator's threshold
 
     def width(self) -> int:
-        return len(self.values) + (1 if self.kind == "numeric" else 0) + (1 if self.bottom else 0)
+        numeric_width = 1 + (self.cut is not None) if self.kind == "numeric" else 0
+        return len(self.values) + numeric_width + (1 if self.bottom else 0)
 
 
 @dataclass(frozen=True)
@@ -77,7 +84,8 @@ class Transform:
         counts = np.array([len(c.values) for c in self.columns], dtype=np.int64)
         return (np.array([ONEHOT if c.kind == "onehot" else NUMERIC for c in self.columns], dtype=np.int64),
                 np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64), counts,
-                np.array(values, dtype=np.float64), np.array([c.bottom for c in self.columns], dtype=np.bool_))
+                np.array(values, dtype=np.float64), np.array([c.bottom for c in self.columns], dtype=np.bool_),
+                np.array([math.nan if c.cut is None else c.cut for c in self.columns], dtype=np.float64))
 
     def to_json(self) -> dict[str, Any]:
         if self.fn is not None:
@@ -86,8 +94,8 @@ class Transform:
         if self.joint:
             d["joint"] = [output_to_json(o) for o in self.joint]
         else:
-            d["columns"] = [{"kind": c.kind, "values": [_code_json(v) for v in c.values], "bottom": c.bottom}
-                            for c in self.columns]
+            d["columns"] = [{"kind": c.kind, "values": [_code_json(v) for v in c.values], "bottom": c.bottom,
+                             "cut": c.cut} for c in self.columns]
         return d
 
     @staticmethod
@@ -97,8 +105,8 @@ class Transform:
                                  "it cannot be rebuilt from JSON")
         if "joint" in d:
             return Transform(d["name"], joint=tuple(output_from_json(o) for o in d["joint"]))
-        cols = tuple(Column(c["kind"], tuple(_code_from_json(v, c["kind"]) for v in c["values"]), bool(c["bottom"]))
-                     for c in d["columns"])
+        cols = tuple(Column(c["kind"], tuple(_code_from_json(v, c["kind"]) for v in c["values"]), bool(c["bottom"]),
+                            None if c.get("cut") is None else float(c["cut"])) for c in d["columns"])
         return Transform(d["name"], columns=cols)
 
 
@@ -136,9 +144,13 @@ def _distinct(samples: np.ndarray) -> np.ndarray:
     return reps
 
 
-def _numeric_column(v: np.ndarray) -> Column:
+def _numeric_column(v: np.ndarray, step: bool) -> Column:
     f = numeric(v)
-    return Column("numeric", atoms(f[: 500_000]), bool(np.isnan(f).any()))
+    codes = atoms(f[: 500_000])
+    plain = f[: 500_000]
+    plain = plain[~np.isnan(plain) & ~np.isin(plain, codes)]
+    cut = float(np.median(plain)) if step and len(plain) else None
+    return Column("numeric", codes, bool(np.isnan(f).any()), cut)
 
 
 def fit_transform(spec: str | Callable[[np.ndarray], np.ndarray], samples: np.ndarray) -> Transform:
@@ -164,7 +176,7 @@ def fit_transform(spec: str | Callable[[np.ndarray], np.ndarray], samples: np.nd
             if spec == "onehot" or len(vals) <= ONEHOT_LIMIT:
                 columns.append(Column("onehot", tuple(int(x) for x in vals)))
                 continue
-        columns.append(_numeric_column(v))
+        columns.append(_numeric_column(v, step=spec == "auto"))
     return Transform(spec, columns=tuple(columns))
 
 

@@ -24,6 +24,8 @@ def numpy_features(t: Transform, samples: np.ndarray) -> np.ndarray:
         for s in special:
             plain &= ~s
         blocks.append(np.where(plain, f, 0.0))
+        if c.cut is not None:
+            blocks.append((plain & (f > c.cut)).astype(np.float64))
         blocks += [s.astype(np.float64) for s in special]
         if c.bottom:
             blocks.append(missing.astype(np.float64))
@@ -45,8 +47,8 @@ def test_features_and_scores_match_numpy_bitwise():
     floats = rng.laplace(size=(n, 2)) * 100
     floats[rng.random((n, 2)) < 0.2] = -1000.0
     floats[rng.random((n, 2)) < 0.1] = np.nan
-    t_int = Transform("onehot", columns=(Column("onehot", (-1, 0, 2, BOTTOM_CODE)), Column("numeric", (0.0,), True)))
-    t_float = Transform("flags", columns=(Column("numeric", (-1000.0,), True), Column("numeric", (), True)))
+    t_int = Transform("onehot", columns=(Column("onehot", (-1, 0, 2, BOTTOM_CODE)), Column("numeric", (0.0,), True, 1.0)))
+    t_float = Transform("flags", columns=(Column("numeric", (-1000.0,), True, -3.5), Column("numeric", (), True)))
     for t, samples in ((t_int, ints), (t_float, floats)):
         got, want = t(samples), numpy_features(t, samples)
         assert got.shape == want.shape and np.array_equal(got, want)
