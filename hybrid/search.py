@@ -46,6 +46,7 @@ from verifiers.epsilon import bisect_epsilon, eps_lower, eps_upper, exp_bracket
 from verifiers.ratio import INF, Ratio, ratio_str
 
 Progress = Callable[[str], None]
+EVENT_OUTPUTS = 1 << 16  # weigh the tester's event exactly only over at most this many outputs
 SCREENED = 4  # StatDP patterns (each in both orders) the attack trains on, best by testing first
 
 
@@ -260,9 +261,9 @@ class _Search:
         oracle = self._oracle(exact, best.pair)
         lo = interval.lo if interval is not None else 0.0
         hi = interval.hi if interval is not None else INF
-        if lo > 0 and not oracle(exp_bracket(lo)[1]):
+        if lo > 0 and oracle(exp_bracket(lo)[1]) is None:
             lo = 0.0  # the tester's lower end is not certified on this pair
-        if hi != INF and oracle(exp_bracket(hi)[0]):
+        if hi != INF and oracle(exp_bracket(hi)[0]) is not None:
             hi = INF  # nor its upper end
         b = bisect_epsilon(oracle, lo, hi, self.precision, witness=best.output)
         return [b.lo, b.hi], b.witness
@@ -357,10 +358,14 @@ def _discrete(s: _Search, program: Program, mech: Mechanism | None) -> SearchRes
     proposed = None
     if interval.rejected is not None:
         d = interval.rejected
-        s.queries += 1
         proposed = {"x": list(d.pair.x), "x_prime": list(d.pair.x_prime), "event": d.event.describe(),
-                    "p_value": d.p_value, "eps": d.eps,
-                    "ratio": ratio_str(exact.witness_ratio(d.pair.x, d.pair.x_prime, d.event))}
+                    "p_value": d.p_value, "eps": d.eps, "ratio": None}
+        if program.output_space <= EVENT_OUTPUTS:
+            s.queries += 1
+            proposed["ratio"] = ratio_str(exact.witness_ratio(d.pair.x, d.pair.x_prime, d.event))
+        else:  # a feature event is a predicate: weighing it lists every output
+            proposed["note"] = (f"event not weighed: up to {program.output_space} outputs; "
+                                "the pair's exact level is certified instead")
     clock.stage("improve")
     best = s.improve(exact, cands[0])
     clock.stage("bisect")

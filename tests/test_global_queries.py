@@ -79,3 +79,12 @@ def test_exp_bracket_is_a_real_bracket():
     for eps in (math.log(2), 1.372, 0.1, Fraction(1, 3)):
         lo, hi = exp_bracket(eps)
         assert lo < hi and hi - lo < Fraction(1, 10**35)
+
+
+def test_bisection_accepts_output_zero_as_a_witness():
+    """Output 0 is falsy but a real violation: the bracket must close on ln 2, not on 0."""
+    from verifiers.epsilon import bisect_epsilon
+
+    e = Enumerator(catalogue.get("trunc_geom").trace(m=2, a="1/2"))
+    b = bisect_epsilon(lambda c: e.exists_violation((0,), (1,), c), 0.0, 1.0, 1e-3)
+    assert b.lo <= math.log(2) <= b.hi and b.hi - b.lo <= 1e-3 and b.witness == 0

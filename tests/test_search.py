@@ -14,6 +14,7 @@ from verifiers.ratio import INF
 from small import SMALL
 
 QUICK = Budget(samples=400_000, time=120)
+QUICK_PRECISION = 1e-3  # search's default
 
 # isvt2_geom and isvt4_geom are left out only for time: their levels come from long outputs.
 AGREE = {k: v for k, v in SMALL.items() if k not in ("isvt2_geom", "isvt4_geom")}
@@ -27,7 +28,9 @@ def test_search_without_global_check_finds_the_exact_level(name):
     result = search(program, budget=QUICK, global_check=False, seed=1)
     assert result.certified and result.ratio == exhaustive.ratio
     w = result.witness
-    if result.ratio != INF:  # the witness really attains it
+    if result.ratio != INF:  # the bracket holds the level, and the witness really attains it
+        lo, hi = result.bracket
+        assert lo <= exhaustive.eps_lower <= exhaustive.eps_upper <= hi and hi - lo <= QUICK_PRECISION
         assert get_backend(program).witness_ratio(w["x"], w["x_prime"], [tuple(o) if isinstance(o, list) else o
                                                                           for o in w["event"]]) == result.ratio
 

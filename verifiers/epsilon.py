@@ -107,8 +107,8 @@ def bisect_epsilon(
 ) -> Bisection:
     """Narrow ``[lo, hi]`` to width ``<= precision`` with a violation oracle.
 
-    ``oracle(c)`` returns a truthy witness when some output has ``P(o|x) > c P(o|x')``
-    and a falsy value otherwise.  Each midpoint ``m`` is tested at ``c_hi(m)`` to claim
+    ``oracle(c)`` returns a witness when some output has ``P(o|x) > c P(o|x')`` and None
+    otherwise (a witness may be falsy: output 0 is one).  Each midpoint ``m`` is tested at ``c_hi(m)`` to claim
     a violation of m-DP and, if none, at ``c_lo(m)`` to claim m-DP; when neither holds
     (the ratio is within the bracket's rounding of e^m) the points m -/+ precision/4
     are certified instead.  The caller supplies a valid
@@ -121,13 +121,13 @@ def bisect_epsilon(
         while probe < 1e6:
             queries += 1
             w = oracle(exp_bracket(probe)[1])
-            if not w:
+            if w is None:
                 break
             lo, witness, probe = probe, w, 2 * probe
         else:
             return Bisection(lo, INF, witness, queries)
         queries += 1
-        if oracle(exp_bracket(probe)[0]):
+        if oracle(exp_bracket(probe)[0]) is not None:
             return Bisection(lo, INF, witness, queries)
         hi = probe
     while hi - lo > precision and queries < max_queries:
@@ -135,19 +135,19 @@ def bisect_epsilon(
         c_lo, c_hi = exp_bracket(mid)
         queries += 1
         w = oracle(c_hi)
-        if w:
+        if w is not None:
             lo, witness = mid, w
             continue
         queries += 1
-        if not oracle(c_lo):
+        if oracle(c_lo) is None:
             hi = mid
             continue
         # The ratio lies inside the tiny bracket of e^mid: certify just below and above it.
         below, above = max(lo, mid - precision / 4), min(hi, mid + precision / 4)
         queries += 2
         w = oracle(exp_bracket(below)[1])
-        if w:
+        if w is not None:
             lo, witness = below, w
-        if not oracle(exp_bracket(above)[0]):
+        if oracle(exp_bracket(above)[0]) is None:
             hi = above
     return Bisection(lo, hi, witness, queries)

@@ -121,6 +121,11 @@ class Program:
     def output_nodes(self) -> list[Node]:
         return [self.nodes[i] for i in self.outputs]
 
+    @property
+    def output_space(self) -> int:
+        """An upper bound on the number of distinct outputs (the product of the ranges)."""
+        return math.prod(n.width() + n.bottom for n in self.output_nodes())
+
     def noise_nodes(self) -> list[int]:
         return [i for i, n in enumerate(self.nodes) if n.op in RANDOM_OPS]
 
