@@ -401,7 +401,9 @@ def _discrete(s: _Search, program: Program, mech: Mechanism | None) -> SearchRes
     if s.claimed is not None:
         result.refuted = lower > s.claimed
     length = _length_param(mech)
-    if length is not None and s.claimed is not None and not result.refuted:
+    if length is not None and s.claimed is not None and result.refuted:
+        result.note = _refuted_at(s.claimed, length, program.param_dict[length])
+    elif length is not None and s.claimed is not None:
         clock.stage("grow")
         _grow(s, mech, program, length, result)
     result.samples, result.exact_queries, result.limits_hit = s.samples, s.queries, s.limits
@@ -421,6 +423,10 @@ def _extensions(pair: Pair, length: int) -> list[Pair]:
         xp = pair.x_prime[:i] + (pair.x_prime[i],) * reps + pair.x_prime[i:]
         out.append(Pair(x, xp, "extended witness"))
     return out
+
+
+def _refuted_at(claimed: float, length: str, n: int) -> str:
+    return f"the claim eps = {claimed:g} is refuted at {length} = {n}"
 
 
 def _grow(s: _Search, mech: Mechanism, program: Program, length: str, result: SearchResult) -> None:
@@ -450,7 +456,7 @@ def _grow(s: _Search, mech: Mechanism, program: Program, length: str, result: Se
             result.bracket = [low, eps_upper(best.ratio)]
             result.eps_upper, result.proved_dp = None, False  # the global check covered a shorter length
             result.witness = s._witness(prog, best.pair, [best.output])
-            result.note = f"the claim eps = {s.claimed:g} is refuted at {length} = {n}"
+            result.note = _refuted_at(s.claimed, length, n)
             return
     s.limits.append(f"{length} grown to {s.budget.max_length} without crossing the claim")
 
