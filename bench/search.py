@@ -21,7 +21,7 @@ from typing import Any
 
 from bench.common import best_time, machine, markdown_table, run_python
 from hybrid.inputs import pattern_pairs
-from hybrid.search import Budget, search
+from hybrid.search import search
 from hybrid.testing import statdp_interval
 from samplers import catalogue
 from samplers.compile import compile_sampler
@@ -58,7 +58,7 @@ def compare(quick: bool) -> list[list[Any]]:
         program = catalogue.get(name).trace(**params)
         compile_sampler(program).warm_up()  # JIT outside the timings (the start-up rows measure it)
         t = time.perf_counter()
-        res = search(program, budget=Budget(samples=4_000_000), global_check=False)
+        res = search(program, global_check=False)
         t_search = time.perf_counter() - t
         t = time.perf_counter()
         g = get_backend(program).global_epsilon()
@@ -99,7 +99,7 @@ def big(measure_global: bool) -> list[list[Any]]:
     compile_sampler(program).warm_up()
     exact = get_backend(program)
     t = time.perf_counter()
-    res = search(program, budget=Budget(samples=4_000_000))
+    res = search(program)
     t_search = time.perf_counter() - t
     best_pattern = max(exact.pair_epsilon(p.x, p.x_prime)[0]
                        for p in pattern_pairs(program.domain, program.neighbours))
