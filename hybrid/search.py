@@ -491,6 +491,8 @@ def _statistical(s: _Search, program: Program) -> SearchResult:
     )
     if est.extra.get("time_budget_truncated"):
         s.limits.append("time budget shrank the attack's final sample")
+    if s.clock.expired:  # training and checking every pair is not sized to the budget, only the final sample
+        s.limits.append(f"time budget of {s.budget.time:g} s reached")
     if s.claimed is not None:
         result.refuted = est.eps_lower > s.claimed  # statistically, at the stated confidence
     result.limits_hit = s.limits
