@@ -42,19 +42,22 @@ from verifiers.epsilon import eps_lower, eps_upper, exp_bracket
 from verifiers.ratio import INF, ratio, ratio_str
 
 
+Weigh = Callable[[list[Any]], list[Fraction]]  # an event's weight S(o) for each output
+
+
 class WitnessFileError(DPHybridError):
     """A witness file is unreadable, malformed or inconsistent."""
 
 
 @dataclass
 class Witness:
-    """A claimed counterexample: the pair, the event (a membership test) and the claim."""
+    """A claimed counterexample: the pair, the event (a set of outputs or a weighing) and the claim."""
 
     mechanism: Mechanism
     params: dict[str, Any]
     x: tuple[int, ...]
     x_prime: tuple[int, ...]
-    weigh: Callable[[list[Any]], list[Fraction]]  # S(o) for each output: 1, 0 (or q for an attack)
+    event: list[Any] | Weigh  # a set of outputs, or S(o) for each output: 1, 0 (or q for an attack)
     event_json: Any
     claimed_eps: float | None = None
     source: str = "dphybrid"
@@ -111,21 +114,17 @@ def _point(v: Any, what: str) -> tuple[int, ...]:
     return tuple(v)
 
 
-Weigh = Callable[[list[Any]], list[Fraction]]
-
-
 def _indicator(member: Callable[[Any], bool]) -> Weigh:
     return lambda outputs: [Fraction(1) if member(o) else Fraction(0) for o in outputs]
 
 
-def _event(raw: Any) -> Weigh:
-    """The weighing function of an event in JSON: a list of outputs, or a testers' event object."""
+def _event(raw: Any) -> list[Any] | Weigh:
+    """An event in JSON: a list of outputs (kept as a set event), or a testers' event object (weighed)."""
     if isinstance(raw, list):
         try:
-            outs = {output_from_json(o) for o in raw}
+            return list(dict.fromkeys(output_from_json(o) for o in raw))
         except DPHybridError as e:
             raise WitnessFileError(f"event: {e}") from None
-        return _indicator(outs.__contains__)
     if not isinstance(raw, dict):
         raise WitnessFileError(f"event must be a list of outputs or an event object, got {raw!r}")
     try:
@@ -223,9 +222,12 @@ def certify(witness: Witness, backend: str = "auto") -> Certificate:
     program = witness.mechanism.trace(**witness.params)
     exact = get_backend(program, backend)
     x, xp = exact.check_pair(witness.x, witness.x_prime)
+    if isinstance(witness.event, list):  # a set event: the backend counts it without listing outputs
+        return Certificate(witness, exact.event_probability(x, witness.event),
+                           exact.event_probability(xp, witness.event), exact.name)
     px, pxp = exact.distribution(x), exact.distribution(xp)
     support = sorted(set(px) | set(pxp), key=lambda o: o if isinstance(o, tuple) else (o,))
-    weight = dict(zip(support, witness.weigh(support)))
+    weight = dict(zip(support, witness.event(support)))
     return Certificate(witness, sum((p * weight[o] for o, p in px.items()), Fraction(0)),
                        sum((p * weight[o] for o, p in pxp.items()), Fraction(0)), exact.name)
 

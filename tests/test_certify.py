@@ -112,7 +112,7 @@ def test_exported_attack_is_certified_exactly(tmp_path):
     exact = Enumerator(program)
     x, xp = cert.witness.x, cert.witness.x_prime
     support = sorted(set(exact.distribution(x)) | set(exact.distribution(xp)))
-    w = dict(zip(support, attack.weigh(support)))
+    w = dict(zip(support, attack.event(support)))
     assert set(w.values()) <= {Fraction(0), Fraction(1), Fraction(est["witness"]["event"]["attack"]["q"])}
     assert cert.p_x == sum(p * w[o] for o, p in exact.distribution(x).items())
     assert cert.ratio <= Fraction(24, 7)  # an attack can never beat the exact level
