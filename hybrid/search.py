@@ -471,10 +471,9 @@ def _statistical(s: _Search, program: Program) -> SearchResult:
     s.clock.stage("propose")
     s.say("testing candidate pairs")
     ranked, interval = s.propose(sampler)
-    attack_pairs: list[Pair] = []
     patterns = [p for p in ranked if not p.origin.startswith("random")]
-    for p in patterns[:SCREENED]:  # the attack trains on the patterns testing ranks best, both orders
-        attack_pairs += [q for q in (p, p.swapped()) if (q.x, q.x_prime) not in {(a.x, a.x_prime) for a in attack_pairs}]
+    # the attack trains on the patterns testing ranks best, each in both orders
+    attack_pairs = list({(q.x, q.x_prime): q for p in patterns[:SCREENED] for q in (p, p.swapped())}.values())
     s.clock.stage("estimate")
     remaining = s.clock.deadline - time.perf_counter()
     est = sniper_estimate(sampler, samples=s.budget.samples, seed=derive_seed(s.seed, 22), progress=s.say,
@@ -484,7 +483,7 @@ def _statistical(s: _Search, program: Program) -> SearchResult:
         ratio=None, witness=est.candidate.witness() if est.candidate else None, backend=None,
         precision=s.precision, seed=s.seed, stat_interval=[interval.lo, interval.hi], claimed_eps=s.claimed,
         candidates=[est.candidate.to_json()] if est.candidate else [],
-        samples=s.samples + 2 * s.budget.samples,
+        samples=s.samples + est.extra["outputs_drawn"],
         note=(f"{program.name} draws continuous noise, which no exact backend supports: eps_lower is the "
               f"attack's bound at confidence {est.confidence:g}; the StatDP interval is a statistical statement"),
         pvalue_curve=[(d.eps, d.p_value) for d in interval.probes],

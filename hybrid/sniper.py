@@ -218,6 +218,7 @@ class SniperTester:
         self.c_grid, self.confidence, self.correction, self.seed = tuple(c_grid), confidence, correction, seed
         self.progress = progress or (lambda msg: None)
         self.timings = {"sample": 0.0, "train": 0.0, "score": 0.0}
+        self.drawn = 0  # outputs sampled so far, every stage and input
         if time_budget is not None and not time_budget > 0:
             raise ParameterError(f"time budget must be positive, got {time_budget}")
         self.time_budget = time_budget
@@ -235,6 +236,7 @@ class SniperTester:
         return max(min(wanted, n), min(wanted, self.n_check))
 
     def _sample(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
+        self.drawn += n
         return sample_timed(self.sampler, x, n, seed, self.timings)
 
     def _hits(self, attack_fn: Callable[[np.ndarray], np.ndarray], x: Sequence[int], n: int,

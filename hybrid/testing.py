@@ -84,7 +84,7 @@ def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: floa
                       {**r.timings, "total": time.perf_counter() - t0},
                       extra={"eps_hat": r.eps_hat, "c": r.attack.c, "counts": {"x": [k1, n1], "x_prime": [k2, n2]},
                              "correction": r.correction, "pairs": [p.to_json() for p in r.pairs],
-                             "time_budget_truncated": tester.truncated})
+                             "time_budget_truncated": tester.truncated, "outputs_drawn": tester.drawn})
 
 
 def audit_test(sampler: Any, *, samples: int = 1_000_000, beta: float = 0.05, guess_fraction: float = 1.0,

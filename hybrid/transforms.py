@@ -146,10 +146,12 @@ def _distinct(samples: np.ndarray) -> np.ndarray:
 
 def _numeric_column(v: np.ndarray, step: bool) -> Column:
     f = numeric(v)
-    codes = atoms(f[: 500_000])
-    plain = f[: 500_000]
-    plain = plain[~np.isnan(plain) & ~np.isin(plain, codes)]
-    cut = float(np.median(plain)) if step and len(plain) else None
+    head = f[: 500_000]
+    codes = atoms(head)
+    cut = None
+    if step:
+        plain = head[~np.isnan(head) & ~np.isin(head, codes)]
+        cut = float(np.median(plain)) if len(plain) else None
     return Column("numeric", codes, bool(np.isnan(f).any()), cut)
 
 

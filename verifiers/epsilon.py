@@ -108,12 +108,12 @@ def bisect_epsilon(
     """Narrow ``[lo, hi]`` to width ``<= precision`` with a violation oracle.
 
     ``oracle(c)`` returns a witness when some output has ``P(o|x) > c P(o|x')`` and None
-    otherwise (a witness may be falsy: output 0 is one).  Each midpoint ``m`` is tested at ``c_hi(m)`` to claim
-    a violation of m-DP and, if none, at ``c_lo(m)`` to claim m-DP; when neither holds
-    (the ratio is within the bracket's rounding of e^m) the points m -/+ precision/4
-    are certified instead.  The caller supplies a valid
-    starting bracket: ``lo`` violated (or 0) and ``hi`` private; ``hi`` may be ``inf``,
-    in which case it is found by doubling.
+    otherwise (a witness may be falsy: output 0 is one).  Each midpoint ``m`` is tested
+    at ``c_hi(m)`` to claim a violation of m-DP and, if none, at ``c_lo(m)`` to claim
+    m-DP; when neither holds (the ratio is within the bracket's rounding of e^m) the
+    points m -/+ precision/4 are certified instead.  The caller supplies a valid starting
+    bracket: ``lo`` violated (or 0) and ``hi`` private; ``hi`` may be ``inf``, in which
+    case it is found by doubling.
     """
     queries = 0
     if hi == INF:

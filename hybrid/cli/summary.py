@@ -52,7 +52,8 @@ def print_search(r: dict[str, Any], plot: str | None = None) -> None:
     if cands:
         t = Table("x", "x'", "origin", "exact ratio", title="candidate pairs certified")
         for k in cands[:8]:
-            t.add_row(str(k["x"]), str(k["x_prime"]), k.get("origin", k.get("proposed_by", "")), k["ratio"])
+            t.add_row(str(k["x"]), str(k["x_prime"]), k.get("origin", k.get("proposed_by", "")),
+                      k["ratio"] or "not weighed")
         c.print(t)
     for lim in r.get("limits_hit", []):
         c.print(f"  [yellow]limit:[/yellow] {lim}")
