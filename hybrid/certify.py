@@ -23,6 +23,7 @@ violation of eps-DP holds when the ratio exceeds the upper end of the bracket of
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -62,6 +63,17 @@ class Witness:
     claimed_eps: float | None = None
     source: str = "dphybrid"
     extra: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.claimed_eps is None:
+            return
+        try:
+            eps = float(self.claimed_eps)
+        except (TypeError, ValueError):
+            eps = math.nan
+        if not (math.isfinite(eps) and eps >= 0):
+            raise WitnessFileError(f"the claimed eps must be a finite non-negative number, got {self.claimed_eps!r}")
+        self.claimed_eps = eps
 
 
 @dataclass
@@ -153,7 +165,7 @@ def _own_witness(d: Mapping[str, Any], claimed: float | None) -> Witness:
         raise WitnessFileError("witness params must be an object")
     claim = claimed if claimed is not None else d.get("claimed_eps")
     return Witness(mech, mech.params(**params), _point(d["x"], "x"), _point(d["x_prime"], "x_prime"),
-                   _event(d["event"]), d["event"], None if claim is None else float(claim))
+                   _event(d["event"]), d["event"], claim)
 
 
 def _statdp_component(c: Any) -> Callable[[Any], bool]:
@@ -186,7 +198,7 @@ def _statdp_witness(row: Any, mech: Mechanism, claimed: float | None) -> Witness
         return len(vals) == len(tests) and all(t(v) for t, v in zip(tests, vals))
 
     return Witness(mech, mech.params(**params), _point(d1, "d1"), _point(d2, "d2"), _indicator(member), event,
-                   float(eps) if claimed is None else claimed, "statdp", {"statdp_p_value": p})
+                   eps if claimed is None else claimed, "statdp", {"statdp_p_value": p})
 
 
 def parse_witnesses(data: Any, *, mechanism: str | None = None, claimed_eps: float | None = None) -> list[Witness]:

@@ -19,6 +19,17 @@ def _pyplot() -> Any:
     return plt
 
 
+def _save(plt: Any, fig: Any, path: str) -> None:
+    """Write the figure; an unwritable path is a one-line error, not a traceback."""
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as e:
+        raise DPHybridError(f"cannot write the plot {path}: {e.strerror or e}") from None
+    finally:
+        plt.close(fig)
+
+
 def search_plot(result: dict[str, Any], path: str) -> None:
     """The tester's p-value versus eps, with the statistical interval and the certified bracket."""
     plt = _pyplot()
@@ -45,9 +56,7 @@ def search_plot(result: dict[str, Any], path: str) -> None:
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"{result['mechanism']}: testing and certified epsilon")
     ax.legend(fontsize=8, loc="center right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
 def bounds_plot(names: Sequence[str], ours: Sequence[float], claimed: Sequence[float | None],
@@ -73,6 +82,4 @@ def bounds_plot(names: Sequence[str], ours: Sequence[float], claimed: Sequence[f
     ax.set_yscale("symlog", linthresh=0.1)
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, path)

@@ -41,7 +41,7 @@ from samplers.errors import ParameterError
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
 from verifiers.backends import get_backend
-from verifiers.base import ExactBackend, neighbour_pairs
+from verifiers.base import ExactBackend, neighbour_pairs, refuse_continuous
 from verifiers.epsilon import bisect_epsilon, eps_lower, eps_upper, exp_bracket
 from verifiers.ratio import INF, Ratio, ratio_str
 
@@ -335,6 +335,8 @@ def search(
     program = mech.trace(**(params or {})) if isinstance(mech, Mechanism) else mech
     if not isinstance(mech, Mechanism) and params:
         raise ParameterError("parameters cannot be given with an already traced program")
+    if program.continuous and backend != "auto":  # an exact backend asked for by name cannot run it
+        refuse_continuous(program, backend)
     s = _Search(program, precision=precision, claimed_eps=claimed_eps, seed=seed, budget=budget,
                 backend=backend, global_check=global_check, progress=progress or (lambda m: None))
     if program.continuous:

@@ -68,6 +68,10 @@ def test_statdp_interval_events():
     ({"mechanism": "trunc_geom", "x": [0], "x_prime": [1], "event": {"foo": 1}}, WitnessFileError, "unrecognised"),
     ({"mechanism": "trunc_geom", "x": "0", "x_prime": [1], "event": [0]}, WitnessFileError, "list of integers"),
     ([[0.5, 0.1, [0], [1], {"epsilon": 0.5}, [0]]], WitnessFileError, "--mechanism"),
+    ({"mechanism": "trunc_geom", "x": [0], "x_prime": [1], "event": [0], "claimed_eps": -1}, WitnessFileError,
+     "finite non-negative"),
+    ({"mechanism": "trunc_geom", "x": [0], "x_prime": [1], "event": [0], "claimed_eps": "big"}, WitnessFileError,
+     "finite non-negative"),
     (7, WitnessFileError, "not a witness"),
 ])
 def test_bad_witness_files(tmp_path, content, error, message):
@@ -84,6 +88,9 @@ def test_certify_cli(tmp_path, capsys):
     assert main(["certify", str(tmp_path / "missing.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no such file" in err
+    for bad in ("nan", "inf", "-1"):  # a claim that cannot be compared with e^eps
+        assert main(["certify", str(p), f"--eps={bad}"]) == 2
+        assert "finite non-negative" in capsys.readouterr().err
 
 
 def test_search_cli(tmp_path, capsys):
@@ -94,6 +101,11 @@ def test_search_cli(tmp_path, capsys):
     assert main(["search", "trunc_geom", "--precision", "0"]) == 2
     assert "precision" in capsys.readouterr().err
     assert main(["search", "trunc_geom", "-p", "a=2"]) == 2
+    assert main(["search", "laplace", "--backend", "bdd"]) == 2  # named exact backend, continuous noise
+    assert "continuous noise" in capsys.readouterr().err
+    assert main(["search", "trunc_geom", "--samples", "200000", "--json", "--plot", str(tmp_path / "no" / "p.png")]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["ratio"] == "2" and err.count("\n") == 1 and "cannot write the plot" in err
 
 
 def test_exported_attack_is_certified_exactly(tmp_path):

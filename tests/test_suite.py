@@ -164,6 +164,10 @@ def test_suite_and_report_cli(suite_file, tmp_path, capsys):
     assert main(["report", str(out), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["rows"]
     assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("garbage\n")
+    assert main(["report", str(garbage)]) == 2  # no complete row: an error, not an empty table
+    assert main(["report", str(out), "--plot", str(tmp_path / "no" / "bars.png")]) == 2
     assert main(["suite", "nonexistent-suite"]) == 2
     assert main(["suite", str(suite_file), "--resume"]) == 2
     assert main(["suite", str(suite_file), "--jobs", "0"]) == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from hybrid.report import html_report, json_report, markdown, plot
-from hybrid.results_log import read_results
+from hybrid.results_log import ResultsFileError, read_results
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -18,6 +18,8 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     rows = read_results(args.results)
+    if not rows:
+        raise ResultsFileError(f"{args.results} holds no complete result row")
     if args.plot:
         plot(rows, args.plot)
     render = {"md": markdown, "html": html_report, "json": json_report}[args.format]

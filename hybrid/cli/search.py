@@ -39,15 +39,17 @@ def run(args: argparse.Namespace) -> int:
         result = search(mech, params, precision=args.precision, claimed_eps=args.claimed_eps, seed=args.seed,
                         budget=budget, backend=args.backend, global_check=args.global_check, progress=say)
     data = result.to_json()
-    if args.plot:
-        from hybrid.plots import search_plot
-
-        search_plot(data, args.plot)
     if args.json:
         emit_json(data)
     else:
         from hybrid.cli.summary import print_search
 
-        print_search(data, plot=args.plot)
+        print_search(data)
+    if args.plot:  # after the result is out, so a plot that cannot be written loses nothing
+        from hybrid.plots import search_plot
+
+        search_plot(data, args.plot)
+        if not args.json:
+            print(f"  plot written to {args.plot}")
     return 0
 

@@ -16,7 +16,7 @@ def _params(d: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in d.items())
 
 
-def print_search(r: dict[str, Any], plot: str | None = None) -> None:
+def print_search(r: dict[str, Any]) -> None:
     """The search result: verdict, bracket, witness, candidates, timings."""
     c = Console()
     c.print(f"[bold]{r['mechanism']}[/bold] {_params(r['params'])}")
@@ -59,5 +59,3 @@ def print_search(r: dict[str, Any], plot: str | None = None) -> None:
         c.print(f"  [yellow]limit:[/yellow] {lim}")
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in r.get("timings", {}).items())
     c.print(f"  {r.get('samples', 0):,} samples, {r.get('exact_queries', 0):,} exact queries; {timings}")
-    if plot:
-        c.print(f"  plot written to {plot}")
