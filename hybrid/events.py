@@ -22,13 +22,20 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hybrid.features import IDENTITY, Feature, MalformedEvent, row_keys, value_from_json, value_to_json
-from samplers.lang.ir import BOTTOM_CODE
+from hybrid.features import (
+    IDENTITY,
+    Feature,
+    MalformedEvent,
+    row_keys,
+    value_from_json,
+    value_to_json,
+)
+from samplers.lang.ir import BOTTOM_CODE, to_code
 
 
 def as_batch(output: Any) -> np.ndarray:
     """One output as a batch of one sample (floats give a float batch)."""
-    vals = list(output) if isinstance(output, (tuple, list)) else [output]
+    vals = [to_code(v) for v in output] if isinstance(output, (tuple, list)) else [to_code(output)]
     dtype = np.float64 if any(isinstance(v, float) for v in vals) else np.int64
     arr = np.asarray([vals], dtype=dtype)
     return arr if isinstance(output, (tuple, list)) else arr[:, 0]
@@ -62,8 +69,8 @@ class SetEvent(Event):
     def mask(self, samples: np.ndarray) -> np.ndarray:
         v = self.feature(samples)
         if v.ndim == 1:
-            return np.isin(v, np.asarray(self.values, dtype=v.dtype))
-        rows = np.asarray(self.values, dtype=np.int64).reshape(len(self.values), v.shape[1])
+            return np.isin(v, np.asarray([to_code(e) for e in self.values], dtype=v.dtype))
+        rows = np.asarray([to_code(e) for e in self.values], dtype=np.int64).reshape(len(self.values), v.shape[1])
         keys, want = row_keys(v), row_keys(rows)
         order = np.argsort(want)
         pos = np.searchsorted(want[order], keys).clip(0, len(want) - 1)

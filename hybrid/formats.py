@@ -7,33 +7,42 @@ Exact values stay exact: rationals are ``"p/q"`` strings, ratios ``"p/q"`` or
 from __future__ import annotations
 
 import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from fractions import Fraction
 from typing import Any, Mapping
 
 from samplers.errors import DPHybridError
 from samplers.lang.exact import fraction_str
-from samplers.lang.ir import BOTTOM, BOTTOM_CODE
+from samplers.lang.ir import BOTTOM, BOTTOM_CODE, INT64_MAX
+
+
+def _is_bottom(o: Any) -> bool:
+    """BOTTOM itself, NaN (bottom in float sampler arrays) or the int64 array code."""
+    if isinstance(o, float):
+        return math.isnan(o)
+    return o is BOTTOM or (not isinstance(o, bool) and o == BOTTOM_CODE)
 
 
 def output_to_json(o: Any) -> Any:
-    """An output (int, float, BOTTOM or a tuple of them) as JSON."""
+    """An output (int, float, BOTTOM or a tuple of them; also raw sampler values) as JSON."""
     if isinstance(o, (tuple, list)):
         return [output_to_json(v) for v in o]
-    if isinstance(o, float):
-        return "bottom" if math.isnan(o) else o
-    if o == BOTTOM_CODE:
+    if _is_bottom(o):
         return "bottom"
-    return int(o)
+    return o if isinstance(o, float) else int(o)
 
 
 def output_from_json(v: Any) -> Any:
-    """Inverse of :func:`output_to_json` for discrete outputs."""
+    """Inverse of :func:`output_to_json` for discrete outputs: only ``"bottom"`` is BOTTOM."""
     if isinstance(v, list):
         return tuple(output_from_json(e) for e in v)
     if v == "bottom":
         return BOTTOM
     if isinstance(v, bool) or not isinstance(v, int):
         raise DPHybridError(f"an output must be an integer, 'bottom' or a list of them, got {v!r}")
+    if not BOTTOM_CODE < v <= INT64_MAX:
+        raise DPHybridError(f"output value {v} is outside the range of program values "
+                            f"({BOTTOM_CODE + 1}..{INT64_MAX}); a halted output is written \"bottom\"")
     return v
 
 
@@ -58,9 +67,29 @@ def output_str(o: Any) -> str:
     """A compact human-readable output: ``3``, ``(0, 1, ⊥)``."""
     if isinstance(o, (tuple, list)):
         return "(" + ", ".join(output_str(v) for v in o) + ")"
-    if isinstance(o, float):
-        return "⊥" if math.isnan(o) else f"{o:g}"
-    return "⊥" if o == BOTTOM_CODE else str(int(o))
+    if _is_bottom(o):
+        return "⊥"
+    return f"{o:g}" if isinstance(o, float) else str(int(o))
+
+
+def _directed(v: Any, digits: int, rounding: str) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return str(Decimal(v).quantize(Decimal(1).scaleb(-digits), rounding=rounding))
+
+
+def lower_str(v: Any, digits: int = 6) -> str:
+    """A lower bound for people to read: rounded down, so the printed bound stays sound."""
+    return _directed(v, digits, ROUND_FLOOR)
+
+
+def upper_str(v: Any, digits: int = 6) -> str:
+    """An upper bound for people to read: rounded up."""
+    return _directed(v, digits, ROUND_CEILING)
 
 
 def witness_to_json(mechanism: str, params: Mapping[str, Any], x: Any, x_prime: Any, event: Any) -> dict[str, Any]:

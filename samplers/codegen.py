@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from samplers.lang.ir import BOTTOM_CODE, FLOAT, Node, Program
+from samplers.lang.ir import BOTTOM, BOTTOM_CODE, FLOAT, Node, Program
 
 CHUNK = 1 << 14  # samples per generator state; fixed so results never depend on threads
 
@@ -42,7 +42,7 @@ def _literal(v: object) -> str:
         if math.isinf(v):
             return "np.inf" if v > 0 else "-np.inf"
         return repr(v)
-    if v == BOTTOM_CODE:
+    if v is BOTTOM:
         return "BOTTOM"
     return str(int(v))  # type: ignore[arg-type]
 

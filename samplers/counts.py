@@ -6,12 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from samplers.lang.ir import BOTTOM, BOTTOM_CODE
-
-
-def _key(v: Any) -> Any:
-    v = int(v)
-    return BOTTOM if v == BOTTOM_CODE else v
+from samplers.lang.ir import from_code
 
 
 def output_counts(samples: np.ndarray) -> dict[Any, int]:
@@ -20,6 +15,6 @@ def output_counts(samples: np.ndarray) -> dict[Any, int]:
         raise ValueError("counts per output need discrete (integer) samples")
     if samples.ndim == 1:
         vals, counts = np.unique(samples, return_counts=True)
-        return {_key(v): int(c) for v, c in zip(vals, counts)}
+        return {from_code(v): int(c) for v, c in zip(vals, counts)}
     rows, counts = np.unique(samples, axis=0, return_counts=True)
-    return {tuple(_key(v) for v in row): int(c) for row, c in zip(rows, counts)}
+    return {tuple(from_code(v) for v in row): int(c) for row, c in zip(rows, counts)}

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from samplers.errors import ParameterError
 from samplers.lang.exact import exact
-from samplers.lang.ir import BOTTOM_CODE, Program, evaluate
+from samplers.lang.ir import BOTTOM, Program, evaluate
 from verifiers.base import ExactBackend, Output, Point
 from verifiers.ratio import INF
 
@@ -54,7 +54,7 @@ def distance(o: Output, t: Output) -> float | int:
     for a, b in pairs:
         if a == b:
             continue
-        if BOTTOM_CODE in (a, b):
+        if a is BOTTOM or b is BOTTOM:
             return INF
         worst = max(worst, abs(a - b))
     return worst

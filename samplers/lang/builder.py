@@ -3,8 +3,9 @@
 :class:`Builder` is the one place where nodes are created, whether by tracing a Python
 function or by rewriting an existing program (specialising inputs, lowering an
 operation).  It checks every operation's operands, folds constants, simplifies using
-ranges, and shares identical deterministic nodes (noise nodes are never shared: two
-draws with the same law are independent).
+ranges, and shares identical deterministic nodes.  A node that draws randomness (noise,
+and an ``argmax`` that breaks ties uniformly at random) is never shared, folded into
+another or merged on replay: two calls with the same arguments are independent draws.
 
 Two-sided geometric noise has an unbounded support.  It may only reach the rest of the
 program through ``clamp(offset + Z, lo, hi)``; the builder records the window of ``Z``
@@ -22,10 +23,12 @@ from samplers.errors import LanguageError
 from samplers.lang.ir import (
     ARITY,
     BOTTOM,
+    BOTTOM_CODE,
     COMPARE,
     CONTINUOUS_NOISE,
     FLOAT,
     INT,
+    INT64_MAX,
     LOGIC,
     Node,
     draw_weights,
@@ -38,7 +41,13 @@ from samplers.lang.noise import geometric_window
 INF = math.inf
 
 # Deterministic ops whose value only depends on argument values (foldable, shareable).
+# ``argmax`` folds only when its constant arguments have a unique maximum (see _simplify).
 _FOLDABLE = frozenset(ARITY) - {"const", "input", "draw", "geom"} - CONTINUOUS_NOISE | {"argmax"}
+
+
+def draws_randomness(op: str, attr: Any) -> bool:
+    """True for operations whose every evaluation is an independent random draw."""
+    return op in ("draw", "geom") or op in CONTINUOUS_NOISE or (op == "argmax" and attr == "uniform")
 
 
 def _is_unbounded(n: Node) -> bool:
@@ -60,6 +69,10 @@ class Builder:
     def _append(self, node: Node, key: tuple | None = None) -> int:
         if key is not None and key in self._shared:
             return self._shared[key]
+        if node.kind == INT and not _is_unbounded(node) and node.lo <= node.hi and not (
+                BOTTOM_CODE < node.lo and node.hi <= INT64_MAX):
+            raise LanguageError(f"{node.op} can take values in [{node.lo}, {node.hi}], outside the int64 "
+                                "range of program values")
         self.nodes.append(node)
         i = len(self.nodes) - 1
         if key is not None:
@@ -121,7 +134,8 @@ class Builder:
         bottom = op == "ite" and (nodes[1].bottom or nodes[2].bottom)
         if kind == INT and not bottom and lo == hi:
             return self.const(int(lo))
-        return self._append(Node(op, args, attr, lo, hi, kind, bottom), (op, args, attr))
+        key = None if draws_randomness(op, attr) else (op, args, attr)
+        return self._append(Node(op, args, attr, lo, hi, kind, bottom), key)
 
     def _check_operands(self, op: str, attr: Any, nodes: list[Node]) -> None:
         for pos, n in enumerate(nodes):

@@ -24,24 +24,71 @@ INT = "int"
 FLOAT = "float"
 
 
-class _Bottom(int):
-    """The "bottom" output of a halted mechanism.
+class _Bottom:
+    """The "bottom" output of a halted mechanism: a value no program computes.
 
-    It is an ``int`` (the most negative int64) so that it fits sampler arrays, hashes
-    and sorts like one, but it prints as ``⊥``.
+    It equals only itself (never an integer: JSON's ``-9223372036854775808`` is not
+    bottom; only the string ``"bottom"`` is), sorts below every number so outputs stay
+    orderable, and pickles as the one instance.  Sampler arrays are int64, where
+    :data:`BOTTOM_CODE` stands for it; the builder keeps every program value strictly
+    inside the int64 range, so that code is never a program value either.
     """
 
+    __slots__ = ()
+    _instance: "_Bottom | None" = None
+
     def __new__(cls) -> "_Bottom":
-        return super().__new__(cls, -(2**63))
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
 
     def __repr__(self) -> str:
         return "⊥"
 
     __str__ = __repr__
 
+    def __reduce__(self) -> str:
+        return "BOTTOM"
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    def __ne__(self, other: object) -> bool:
+        return other is not self
+
+    def __hash__(self) -> int:
+        return hash("dphybrid.BOTTOM")
+
+    def __lt__(self, other: object) -> bool:
+        return other is not self
+
+    def __le__(self, other: object) -> bool:
+        return True
+
+    def __gt__(self, other: object) -> bool:
+        return False
+
+    def __ge__(self, other: object) -> bool:
+        return other is self
+
 
 BOTTOM = _Bottom()
-BOTTOM_CODE = int(BOTTOM)
+BOTTOM_CODE = -(2**63)  # BOTTOM in int64 sampler arrays
+INT64_MAX = 2**63 - 1
+
+
+def to_code(v: Any) -> Any:
+    """An output value (or tuple) as it appears in int64 sampler arrays."""
+    if isinstance(v, tuple):
+        return tuple(to_code(e) for e in v)
+    return BOTTOM_CODE if v is BOTTOM else v
+
+
+def from_code(v: Any) -> Any:
+    """A sampler array entry as an output value: :data:`BOTTOM_CODE` becomes BOTTOM."""
+    v = int(v)
+    return BOTTOM if v == BOTTOM_CODE else v
+
 
 # Operation groups.  ``RANDOM_OPS`` draw fresh randomness each time they are evaluated.
 DISCRETE_NOISE = frozenset({"draw"})
