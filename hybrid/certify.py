@@ -39,9 +39,8 @@ from samplers.errors import DPHybridError
 from samplers.lang.exact import fraction_str
 from samplers.lang.mechanism import Mechanism
 from verifiers.backends import get_backend
-from verifiers.epsilon import eps_lower, eps_upper, exp_bracket
+from verifiers.epsilon import eps_lower, eps_upper, exceeds_exp
 from verifiers.ratio import INF, ratio, ratio_str
-
 
 Weigh = Callable[[list[Any]], list[Fraction]]  # an event's weight S(o) for each output
 
@@ -95,8 +94,7 @@ class Certificate:
         eps = self.witness.claimed_eps
         if eps is None:
             return None
-        r = self.ratio
-        return r == INF or r > exp_bracket(eps)[1]
+        return exceeds_exp(self.ratio, eps)
 
     def to_json(self) -> dict[str, Any]:
         w = self.witness

@@ -3,36 +3,59 @@
 ``e^eps`` is irrational, so an exact verifier compares probabilities against a
 rational bracket ``c_lo <= e^eps <= c_hi``: a violation of eps-DP is claimed only when
 ``P(o|x) > c_hi P(o|x')`` and privacy only when ``P(o|x) <= c_lo P(o|x')`` for every o.
-Brackets come from :mod:`decimal`, whose ``exp`` and ``ln`` are correctly rounded, so
-the exact value lies within one unit in the last place of the result; we widen by two
-units.  ``eps`` floats are taken at their exact binary value.
+Brackets come from :mod:`decimal`, whose ``exp`` and ``ln`` are correctly rounded (to
+half an ulp), with every other rounding error bounded explicitly and covered by
+widening in the sound direction.  ``eps`` floats are taken at their exact binary value.
+
+:func:`log_bracket` is sound for every positive rational, at every scale: near 1 its
+working precision grows with the number of leading digits ``r`` shares with 1, so the
+division's error stays far below ``|ln r|``.  Comparisons of a known ratio with ``e^eps``
+(:func:`exceeds_exp`, :func:`within_exp`) decide in the log domain first, so a huge
+eps (``1e7``) is answered without building ``e^eps``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from decimal import Context, Decimal
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from fractions import Fraction
 from typing import Any, Callable
 
+from samplers.errors import ParameterError
 from verifiers.ratio import INF, Ratio
 
 GUARD_DIGITS = 40
-_CTX = Context(prec=GUARD_DIGITS)
+# e^eps as an exact rational has about 0.43 eps decimal digits: beyond this it is refused.
+EXP_LIMIT = 1e6
+_LOG10_2 = 0.30103
+
+
+def _context(prec: int, rounding: str | None = None) -> Context:
+    return Context(prec=prec, Emax=MAX_EMAX, Emin=MIN_EMIN, rounding=rounding)
+
+
+_CTX = _context(GUARD_DIGITS)
 # Widening by a few units is exact in twice the digits (the default context's 28 digits
 # would round the widening away and make c_lo = c_hi).
-_WIDE = Context(prec=2 * GUARD_DIGITS)
+_WIDE = _context(2 * GUARD_DIGITS)
 
 
-def _ulp(d: Decimal) -> Decimal:
-    return Decimal(1).scaleb(d.adjusted() - GUARD_DIGITS + 1)
+def _ulp(d: Decimal, prec: int = GUARD_DIGITS) -> Decimal:
+    return Decimal(1).scaleb(d.adjusted() - prec + 1)
 
 
 def exp_bracket(eps: float | Fraction) -> tuple[Fraction, Fraction]:
-    """Rationals ``(c_lo, c_hi)`` with ``c_lo <= e^eps <= c_hi`` (eps finite, exact value)."""
+    """Rationals ``(c_lo, c_hi)`` with ``c_lo <= e^eps <= c_hi`` (eps finite, exact value).
+
+    Raises ParameterError above :data:`EXP_LIMIT` (the rationals would have hundreds of
+    thousands of digits); compare a known ratio with :func:`exceeds_exp` instead.
+    """
     if isinstance(eps, float) and not math.isfinite(eps):
         raise ValueError("exp_bracket needs a finite epsilon")
+    if abs(eps) > EXP_LIMIT:
+        raise ParameterError(f"eps = {float(eps):g} is too large for an exact bracket of e^eps "
+                             f"(at most {EXP_LIMIT:g})")
     if isinstance(eps, Fraction):
         arg = _CTX.divide(Decimal(eps.numerator), Decimal(eps.denominator))
     else:
@@ -45,6 +68,25 @@ def exp_bracket(eps: float | Fraction) -> tuple[Fraction, Fraction]:
     return Fraction(_WIDE.subtract(lo, 2 * _ulp(lo))), Fraction(_WIDE.add(hi, 2 * _ulp(hi)))
 
 
+def _log_decimal(r: Fraction) -> tuple[Decimal, Decimal]:
+    """Decimals ``(lo, hi)`` with ``lo <= ln r <= hi``, for a positive rational ``r != 1``.
+
+    With ``p`` digits, the quotient ``q = r (1 + d)`` has ``|d| <= 10^(1-p)``, so
+    ``|ln q - ln r| <= 2 |d|``, and ``ln q`` is rounded to within half an ulp
+    (``<= 10^(1-p) |ln q| / 2``).  ``p`` grows with the leading digits shared by ``r``
+    and 1, which keeps this error ~1e-40 relative to ``|ln r|`` at every scale.
+    """
+    n, d = r.numerator, r.denominator
+    near_one = max(0, d.bit_length() - abs(n - d).bit_length())  # ~ -log2 |r - 1| when r ~ 1
+    prec = GUARD_DIGITS + 2 + math.ceil(near_one * _LOG10_2)
+    ctx = _context(prec)
+    value = ctx.ln(ctx.divide(Decimal(n), Decimal(d)))
+    unit = Decimal(1).scaleb(1 - prec)
+    err = _context(8, ROUND_CEILING).multiply(unit, _context(8, ROUND_CEILING).add(abs(value), 2))
+    err = _context(8, ROUND_CEILING).multiply(err, 2)  # a factor 2 of margin on the bound above
+    return _context(prec + 10, ROUND_FLOOR).subtract(value, err), _context(prec + 10, ROUND_CEILING).add(value, err)
+
+
 def log_bracket(r: Ratio) -> tuple[float, float]:
     """Floats ``(lo, hi)`` with ``lo <= ln r <= hi`` (``inf`` for an infinite ratio)."""
     if r == INF:
@@ -52,9 +94,10 @@ def log_bracket(r: Ratio) -> tuple[float, float]:
     r = Fraction(r)
     if r <= 0:
         return -INF, -INF
-    d = _CTX.ln(_CTX.divide(Decimal(r.numerator), Decimal(r.denominator)))
-    # the division rounds too: widen by a few units before converting to floats
-    lo, hi = _WIDE.subtract(d, 4 * _ulp(d)), _WIDE.add(d, 4 * _ulp(d))
+    if r == 1:
+        return 0.0, 0.0
+    lo, hi = _log_decimal(r)
+    # float() rounds to nearest: one step outwards makes each end sound
     return math.nextafter(float(lo), -INF), math.nextafter(float(hi), INF)
 
 
@@ -68,18 +111,47 @@ def eps_upper(r: Ratio) -> float:
     return max(0.0, log_bracket(r)[1]) if r != INF else INF
 
 
-def violates(p: Fraction, q: Fraction, eps: float) -> bool:
-    """Certainly ``p > e^eps q`` (uses the upper end of the bracket)."""
+def compare_exp(r: Ratio, eps: float | Fraction) -> int | None:
+    """The sign of ``r - e^eps`` when it is certain, else None (eps non-negative, may be inf).
+
+    ``e^eps`` is irrational for every rational ``eps != 0``, so 0 only comes out for
+    ``r = 1, eps = 0`` (and ``inf`` against ``inf``); None means ``r`` lies inside the
+    bracket's rounding of ``e^eps``.
+    """
     if eps == INF:
-        return False
-    return p > exp_bracket(eps)[1] * q
+        return 0 if r == INF else -1
+    if r == INF:
+        return 1
+    r = Fraction(r)
+    if eps == 0:
+        return (r > 1) - (r < 1)
+    if r == 0:
+        return -1
+    lo, hi = _log_decimal(r) if r != 1 else (Decimal(0), Decimal(0))
+    e = Decimal(eps) if isinstance(eps, float) else _CTX.divide(Decimal(eps.numerator), Decimal(eps.denominator))
+    slack = _ulp(e) if isinstance(eps, Fraction) else Decimal(0)
+    if lo > e + slack:
+        return 1
+    if hi < e - slack:
+        return -1
+    if abs(eps) > EXP_LIMIT:  # r is within a relative 1e-40 of e^eps: cannot happen at this size
+        return None
+    c_lo, c_hi = exp_bracket(eps)
+    if r > c_hi:
+        return 1
+    if r <= c_lo:
+        return -1
+    return None
 
 
-def satisfies(p: Fraction, q: Fraction, eps: float) -> bool:
-    """Certainly ``p <= e^eps q`` (uses the lower end of the bracket)."""
-    if eps == INF:
-        return True
-    return p <= exp_bracket(eps)[0] * q
+def exceeds_exp(r: Ratio, eps: float | Fraction) -> bool:
+    """Certainly ``r > e^eps``: a ratio that refutes eps-DP (``inf`` exceeds every finite eps)."""
+    return compare_exp(r, eps) == 1
+
+
+def within_exp(r: Ratio, eps: float | Fraction) -> bool:
+    """Certainly ``r <= e^eps`` (True for every ratio when eps is inf)."""
+    return compare_exp(r, eps) in (-1, 0)
 
 
 @dataclass(frozen=True)

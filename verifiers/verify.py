@@ -20,9 +20,8 @@ from samplers.errors import BudgetExceeded
 from samplers.lang.ir import Program
 from verifiers.backends import get_backend
 from verifiers.base import GlobalEpsilon
-from verifiers.epsilon import Bisection, bisect_epsilon, exp_bracket
+from verifiers.epsilon import Bisection, bisect_epsilon, compare_exp
 from verifiers.ratio import INF, Ratio
-
 
 MAX_SWEEP_POINTS = 10**7  # inputs a global sweep may visit (each with all its neighbours)
 
@@ -46,18 +45,8 @@ class Verification:
 
 def within(r: Ratio, eps: float) -> bool | None:
     """Soundly decide ``r <= e^eps``: True, False, or None within the bracket's rounding."""
-    if eps == INF:
-        return True
-    if r == INF:
-        return False
-    if eps == 0:
-        return r <= 1
-    c_lo, c_hi = exp_bracket(eps)
-    if r <= c_lo:
-        return True
-    if r > c_hi:
-        return False
-    return None
+    sign = compare_exp(r, eps)
+    return None if sign is None else sign <= 0
 
 
 def verify(program: Program, *, backend: str = "auto", eps: float | None = None,
