@@ -42,7 +42,13 @@ from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
 from verifiers.backends import get_backend
 from verifiers.base import ExactBackend, neighbour_pairs, refuse_continuous
-from verifiers.epsilon import bisect_epsilon, eps_lower, eps_upper, exp_bracket
+from verifiers.epsilon import (
+    bisect_epsilon,
+    eps_lower,
+    eps_upper,
+    exp_bracket,
+    within_exp,
+)
 from verifiers.ratio import INF, Ratio, ratio_str
 
 Progress = Callable[[str], None]
@@ -384,11 +390,12 @@ def _discrete(s: _Search, program: Program, mech: Mechanism | None) -> SearchRes
     eps_up, proved = None, None
     if g is not None:
         eps_up = g.eps_upper
-        if g.ratio > result_ratio:
+        if g.ratio > result_ratio:  # a better pair: its exact level is known, so is its bracket
             result_ratio, lower = g.ratio, g.eps_lower
             witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [g.output])
+            bracket = [g.eps_lower, g.eps_upper]
         if s.claimed is not None:
-            proved = g.ratio == 0 or (g.ratio != INF and g.ratio <= exp_bracket(s.claimed)[0])
+            proved = within_exp(g.ratio, s.claimed)
     result = SearchResult(
         mechanism=program.name, params=program.param_dict, certified=True, eps_lower=lower,
         ratio=result_ratio, witness=witness, backend=exact.name, precision=s.precision, seed=s.seed,

@@ -14,13 +14,20 @@ epsilon with a witness, the global decision, delta(eps) and the Renyi divergence
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from samplers.errors import DomainError, ParameterError, UnsupportedByBackend
+from samplers.errors import (
+    DomainError,
+    LanguageError,
+    ParameterError,
+    UnsupportedByBackend,
+)
 from samplers.lang.ir import CONTINUOUS_NOISE, Program
 from verifiers.epsilon import eps_lower, eps_upper, exp_bracket, log_bracket
 from verifiers.ratio import INF, Ratio, ratio
@@ -101,6 +108,13 @@ def event_predicate(event: Event) -> Callable[[Output], bool]:
     return members.__contains__
 
 
+def output_components(program: Program, o: Output) -> tuple | None:
+    """The component values of ``o`` when it has ``program``'s output shape, else None."""
+    if program.tuple_output:
+        return tuple(o) if isinstance(o, (tuple, list)) and len(o) == program.arity else None
+    return None if isinstance(o, (tuple, list)) else (o,)
+
+
 def refuse_continuous(program: Program, backend: str) -> None:
     """Raise UnsupportedByBackend when ``program`` draws continuous noise."""
     cont = sorted({n.op for n in program.nodes if n.op in CONTINUOUS_NOISE})
@@ -129,6 +143,7 @@ class ExactBackend(ABC):
     def __init__(self, program: Program) -> None:
         refuse_continuous(program, self.name)
         self.program = program
+        self._symmetry_checked = False
 
     def check_input(self, x: Sequence[int]) -> tuple[int, ...]:
         return self.program.domain.check(x)
@@ -203,8 +218,15 @@ class ExactBackend(ABC):
         """Called before questions about every input of the domain (backends may batch)."""
 
     def neighbour_pairs(self) -> Iterator[tuple[Point, Point]]:
-        """:func:`neighbour_pairs` of the program, after preparing the backend for a sweep."""
+        """:func:`neighbour_pairs` of the program, after preparing the backend for a sweep.
+
+        A program that declares itself symmetric is first spot-checked
+        (:func:`check_symmetry`): the sweep then skips unsorted inputs on its word.
+        """
         self.prepare_sweep()
+        if self.program.symmetric and not self._symmetry_checked:
+            check_symmetry(self)
+            self._symmetry_checked = True
         return neighbour_pairs(self.program)
 
     def global_epsilon(self) -> GlobalEpsilon:
@@ -258,6 +280,40 @@ class ExactBackend(ABC):
                 if s == INF:
                     break
         return RenyiBound(alpha, best, *renyi_bracket(best, alpha), *arg, pairs=pairs)
+
+
+SYMMETRY_PROBES = 8
+
+
+def check_symmetry(backend: ExactBackend, probes: int = SYMMETRY_PROBES, seed: int = 0) -> None:
+    """Spot-check a declared symmetry exactly, or raise LanguageError with a counterexample.
+
+    Symmetry (permuting the input coordinates permutes only the output labels) lets a
+    sweep visit sorted inputs only.  On random neighbour pairs and permutations it must
+    keep the pair neighbours, each input's multiset of output probabilities, and the
+    pair's exact level in both directions.
+    """
+    program = backend.program
+    dom, nb = program.domain, program.neighbours
+    rng = random.Random(seed)
+    for _ in range(probes):
+        x = tuple(rng.randint(lo, hi) for lo, hi in zip(dom.lo, dom.hi))
+        options = list(itertools.islice(nb.of(x, dom), 64))
+        if not options:
+            continue
+        xp = rng.choice(options)
+        perm = list(range(dom.size))
+        rng.shuffle(perm)
+        px, pxp = tuple(x[i] for i in perm), tuple(xp[i] for i in perm)
+        same = (nb.contains(px, pxp)
+                and all(sorted(backend.distribution(a).values()) == sorted(backend.distribution(b).values())
+                        for a, b in ((x, px), (xp, pxp)))
+                and backend.pair_ratio(x, xp) == backend.pair_ratio(px, pxp)
+                and backend.pair_ratio(xp, x) == backend.pair_ratio(pxp, px))
+        if not same:
+            raise LanguageError(
+                f"{program.name} declares symmetric=True, but permuting the inputs {list(x)}, {list(xp)} "
+                f"to {list(px)}, {list(pxp)} changes their exact laws or level; drop symmetric=True")
 
 
 def _order(o: Output) -> Any:

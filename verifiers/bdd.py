@@ -21,8 +21,13 @@ import numpy as np
 
 from samplers.errors import BudgetExceeded
 from samplers.lang.ir import Program
-from verifiers.base import Distribution, Event, ExactBackend, Output
-from verifiers.bitblast import DEFAULT_NODE_BUDGET, Compiled, compile_program, regular_id
+from verifiers.base import Distribution, Event, ExactBackend, Output, output_components
+from verifiers.bitblast import (
+    DEFAULT_NODE_BUDGET,
+    Compiled,
+    compile_program,
+    regular_id,
+)
 from verifiers.ratio import INF, Ratio
 from verifiers.wdd import WDD, Edge
 from verifiers.wmc import Levels, count
@@ -151,11 +156,9 @@ class BDDBackend(ExactBackend):
         output's cofactor of the relation with nothing kept (plain integer counting)."""
         if callable(event):
             return super().event_probability(x, event)
-        outs = []
-        for o in {tuple(o) if isinstance(o, list) else o for o in event}:
-            vals = o if self.program.tuple_output else (o,)
-            if len(vals) == self.program.arity:
-                outs.append(vals)
+        # an output of another shape than the program's is impossible: it weighs nothing
+        shaped = (output_components(self.program, o) for o in event)
+        outs = list(dict.fromkeys(v for v in shaped if v is not None))
         if tuple(x) in self._laws or len(outs) > SMALL_EVENT:
             edge, d = self.law(x)
             codes = [b for b in map(self.compiled.encode, outs) if b is not None]

@@ -96,7 +96,10 @@ def hmm_from_program(
     carry_ids = used_inputs
     prev = -1
     for layer, (cut, is_output) in enumerate(cuts, start=1):
-        next_carry = [j for j in range(cut + 1) if last[j] > cut and nodes[j].op != "const"]
+        # what later layers need: carried values (inputs included, whatever their index) and
+        # the values computed in this segment
+        live = sorted(set(carry_ids) | {i for i in range(prev + 1, cut + 1) if nodes[i].op not in ("input", "const")})
+        next_carry = [j for j in live if last[j] > cut]
         next_frontier: dict[int, tuple] = {}
         for src, carry in frontier.items():
             law = JointLaw(carry_ids, carry)

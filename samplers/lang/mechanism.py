@@ -160,6 +160,10 @@ class Mechanism:
                 raise LanguageError(f"mechanism {self.name} returned an empty tuple")
             outs = [lift(v, isinstance(v, float)) for v in items]
         nodes, outs = b.finish(outs)
+        symmetric = bool(self.symmetric(params) if callable(self.symmetric) else self.symmetric)
+        if symmetric and (len(set(domain.lo)) > 1 or len(set(domain.hi)) > 1):
+            raise LanguageError(f"mechanism {self.name}: symmetric=True needs the same bounds in every "
+                                f"coordinate, but the domain is {domain.describe()}")
         return Program(
             name=self.name,
             params=tuple(params.items()),
@@ -168,7 +172,7 @@ class Mechanism:
             tuple_output=tuple_output,
             domain=domain,
             neighbours=neighbours,
-            symmetric=bool(self.symmetric(params) if callable(self.symmetric) else self.symmetric),
+            symmetric=symmetric,
         )
 
 
