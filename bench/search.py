@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from bench.common import best_time, machine, markdown_table, run_python
+from hybrid.formats import lower_str, upper_str
 from hybrid.inputs import pattern_pairs
 from hybrid.search import search
 from hybrid.testing import statdp_interval
@@ -68,8 +69,8 @@ def compare(quick: bool) -> list[list[Any]]:
         t_stat = time.perf_counter() - t
         lo, hi = st.candidate.stat_interval if st.candidate else (0.0, math.inf)
         width = res.bracket[1] - res.bracket[0] if res.bracket else math.nan
-        rows.append([_label(name, params), f"{res.eps_lower:.6f}", f"{width:.1e}", t_search,
-                     f"{g.eps_lower:.6f}", g.pairs, t_global, f"[{lo:.3f}, {hi:.3f}]", t_stat,
+        rows.append([_label(name, params), lower_str(res.eps_lower), f"{width:.1e}", t_search,
+                     lower_str(g.eps_lower), g.pairs, t_global, f"[{lower_str(lo, 3)}, {upper_str(hi, 3)}]", t_stat,
                      "yes" if res.ratio == g.ratio else f"no ({res.ratio} vs {g.ratio})"])
     return rows
 
@@ -103,8 +104,8 @@ def big(measure_global: bool) -> list[list[Any]]:
     t_search = time.perf_counter() - t
     best_pattern = max(exact.pair_epsilon(p.x, p.x_prime)[0]
                        for p in pattern_pairs(program.domain, program.neighbours))
-    rows = [["hybrid search", f"{res.eps_lower:.6f}", t_search],
-            ["best StatDP pattern pair (exact)", f"{eps_lower(best_pattern):.6f}", ""]]
+    rows = [["hybrid search", lower_str(res.eps_lower), t_search],
+            ["best StatDP pattern pair (exact)", lower_str(eps_lower(best_pattern)), ""]]
     pairs = sum(1 for _ in neighbour_pairs(program))
     if measure_global:
         t = time.perf_counter()

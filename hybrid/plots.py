@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from hybrid.formats import lower_str, upper_str
 from samplers.errors import DPHybridError
 
 
@@ -44,10 +45,10 @@ def search_plot(result: dict[str, Any], path: str) -> None:
     bracket = result.get("bracket")
     if bracket and all(isinstance(v, (int, float)) and math.isfinite(v) for v in bracket):
         ax.axvspan(bracket[0], max(bracket[1], bracket[0] + 1e-4), color="tab:red", alpha=0.4,
-                   label=f"certified bracket [{bracket[0]:.4f}, {bracket[1]:.4f}]")
+                   label=f"certified bracket [{lower_str(bracket[0], 4)}, {upper_str(bracket[1], 4)}]")
     low = result.get("eps_lower")
     if isinstance(low, (int, float)) and math.isfinite(low):
-        ax.axvline(low, color="tab:red", lw=1.5, label=f"certified eps >= {low:.6f} (ratio {result.get('ratio')})")
+        ax.axvline(low, color="tab:red", lw=1.5, label=f"certified eps >= {lower_str(low)} (ratio {result.get('ratio')})")
     claimed = result.get("claimed_eps")
     if claimed is not None:
         ax.axvline(claimed, color="black", ls="--", lw=1, label=f"claimed eps = {claimed:g}")

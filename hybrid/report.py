@@ -15,6 +15,7 @@ import math
 from fractions import Fraction
 from typing import Any, Sequence
 
+from hybrid.formats import lower_str, upper_str
 from verifiers.ratio import parse_ratio
 
 
@@ -88,9 +89,9 @@ def table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, str
             "mechanism": entry["mechanism"],
             "params": " ".join(f"{k}={val}" for k, val in entry.get("params", {}).items()),
             "claimed eps": _fmt(entry.get("claimed_eps"), 3),
-            "eps lower bound": _fmt(r.get("eps_lower")),
+            "eps lower bound": lower_str(r.get("eps_lower"), 4),
             "exact ratio": ratio or "",
-            "statistical interval": f"[{_fmt(stat[0])}, {_fmt(stat[1])}]" if stat else "",
+            "statistical interval": f"[{lower_str(stat[0], 4)}, {upper_str(stat[1], 4)}]" if stat else "",
             "verdict": v if row["status"] == "ok" else f"{v}: {row.get('error', '')}",
             "witness": f"{w.get('x')} vs {w.get('x_prime')}" if w else "",
             "time s": f"{row.get('elapsed', 0):.1f}",

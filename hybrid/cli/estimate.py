@@ -7,7 +7,13 @@ import math
 
 from hybrid.cli.common import emit_json
 from hybrid.cli.progress import progress_reporter
-from hybrid.cli.tester_args import add_tester_args, positive_samples, print_witness, resolve_sampler
+from hybrid.cli.tester_args import (
+    add_tester_args,
+    positive_samples,
+    print_witness,
+    resolve_sampler,
+)
+from hybrid.formats import lower_str, upper_str
 from hybrid.sniper import CLASSIFIERS
 from hybrid.testing import sniper_estimate, statdp_interval
 from hybrid.transforms import NAMES
@@ -45,10 +51,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     c = res.candidate
     lo, hi = c.stat_interval if c else (0.0, math.inf)
-    print(f"{res.to_json()['mechanism']}: eps >= {res.eps_lower:.4f} with confidence {res.confidence:g} "
+    print(f"{res.to_json()['mechanism']}: eps >= {lower_str(res.eps_lower, 4)} with confidence {res.confidence:g} "
           f"[method {res.method}, seed {res.seed}, {n} samples]")
     if res.method == "statdp":
-        print(f"  statistical interval [{lo:.4f}, {hi:.4f}]")
+        print(f"  statistical interval [{lower_str(lo, 4)}, {upper_str(hi, 4)}]")
     else:
         print(f"  point estimate {res.extra['eps_hat']:.4f} at level c = {res.extra['c']:g}")
     print_witness(res)

@@ -7,9 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-
-def _fmt_eps(v: Any) -> str:
-    return v if isinstance(v, str) else f"{v:.6f}"
+from hybrid.formats import lower_str, upper_str
 
 
 def _params(d: dict[str, Any]) -> str:
@@ -21,18 +19,18 @@ def print_search(r: dict[str, Any]) -> None:
     c = Console()
     c.print(f"[bold]{r['mechanism']}[/bold] {_params(r['params'])}")
     if r["certified"]:
-        c.print(f"  certified: e^eps >= [bold]{r['ratio']}[/bold], eps >= [bold]{_fmt_eps(r['eps_lower'])}[/bold]"
+        c.print(f"  certified: e^eps >= [bold]{r['ratio']}[/bold], eps >= [bold]{lower_str(r['eps_lower'])}[/bold]"
                 f" ({r['backend']} backend)")
         if r.get("bracket"):
             lo, hi = r["bracket"]
-            c.print(f"  best pair's eps in [{_fmt_eps(lo)}, {_fmt_eps(hi)}] (precision {r['precision']:g})")
+            c.print(f"  best pair's eps in [{lower_str(lo)}, {upper_str(hi)}] (precision {r['precision']:g})")
     else:
-        c.print(f"  statistical lower bound: eps >= [bold]{_fmt_eps(r['eps_lower'])}[/bold] (not certified)")
+        c.print(f"  statistical lower bound: eps >= [bold]{lower_str(r['eps_lower'])}[/bold] (not certified)")
     if r.get("stat_interval"):
         lo, hi = r["stat_interval"]
-        c.print(f"  testing alone: eps in [{_fmt_eps(lo)}, {_fmt_eps(hi)}] (statistical interval)")
+        c.print(f"  testing alone: eps in [{lower_str(lo)}, {upper_str(hi)}] (statistical interval)")
     if r.get("eps_upper") is not None:
-        c.print(f"  global verification: eps <= {_fmt_eps(r['eps_upper'])}"
+        c.print(f"  global verification: eps <= {upper_str(r['eps_upper'])}"
                 + ("" if r.get("proved_dp") is None else f", proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"))
     if r.get("claimed_eps") is not None and r.get("refuted") is not None:
         verdict = "[red]refuted[/red]" if r["refuted"] else "not refuted"
@@ -46,7 +44,7 @@ def print_search(r: dict[str, Any]) -> None:
         t = Table("length", "ratio", "eps >=", "x", "x'", "output", title="witness family")
         for g in r["growth"]:
             key = next(k for k in g if k not in ("ratio", "eps_lower", "x", "x_prime", "output"))
-            t.add_row(str(g[key]), g["ratio"], _fmt_eps(g["eps_lower"]), str(g["x"]), str(g["x_prime"]), str(g["output"]))
+            t.add_row(str(g[key]), g["ratio"], lower_str(g["eps_lower"]), str(g["x"]), str(g["x_prime"]), str(g["output"]))
         c.print(t)
     cands = [k for k in r.get("candidates", []) if "ratio" in k]
     if cands:

@@ -6,7 +6,13 @@ import argparse
 
 from hybrid.cli.common import emit_json
 from hybrid.cli.progress import progress_reporter
-from hybrid.cli.tester_args import add_tester_args, positive_samples, print_witness, resolve_sampler
+from hybrid.cli.tester_args import (
+    add_tester_args,
+    positive_samples,
+    print_witness,
+    resolve_sampler,
+)
+from hybrid.formats import lower_str
 from hybrid.testing import audit_test, sniper_estimate, statdp_test
 from samplers.errors import ParameterError
 
@@ -50,6 +56,6 @@ def run(args: argparse.Namespace) -> int:
     if res.method == "statdp":
         print(f"  p-value {out['p_value']:.4g} at eps = {args.eps:g} (alpha {args.alpha:g})")
     else:
-        print(f"  eps >= {res.eps_lower:.4f} with confidence {res.confidence:g}")
+        print(f"  eps >= {lower_str(res.eps_lower, 4)} with confidence {res.confidence:g}")
     print_witness(res)
     return 0

@@ -1,0 +1,180 @@
+"""Regression tests for the soundness defects of issue 13: no certificate may be too large.
+
+Each test is one of the audit's reproducers; the class of bug each belongs to is covered
+more broadly by ``test_random_programs.py`` (random programs against an independent
+enumerator) and ``test_epsilon_brackets.py`` (brackets at every scale).
+"""
+
+import json
+import math
+import pickle
+from fractions import Fraction
+
+import pytest
+
+from hybrid import Budget, search
+from hybrid.cli import main
+from hybrid.formats import lower_str, output_from_json, output_to_json, upper_str
+from samplers import catalogue
+from samplers.errors import DPHybridError, LanguageError
+from samplers.lang import BOTTOM, all_differ, argmax, clamp, flip, ints, ite, mechanism, replace_one, two_sided_geometric
+from samplers.lang.ir import BOTTOM_CODE
+from verifiers.backends import get_backend
+from verifiers.epsilon import exceeds_exp, within_exp
+
+BACKENDS = ("enumerate", "bdd", "smt")
+QUARTER = {(a, b): Fraction(1, 4) for a in (0, 1) for b in (0, 1)}
+
+
+@mechanism(domain=ints(lo=0, hi=1, size=1), neighbours=replace_one)
+def two_ties(x):
+    a = argmax([1, 1], ties="uniform")
+    b = argmax([1, 1], ties="uniform")
+    f1, f2 = flip("1/2"), flip("1/2")
+    return (ite(x[0] == 0, f1, a), ite(x[0] == 0, f2, b))
+
+
+@mechanism(domain=ints(lo=0, hi=1, size=2), neighbours=replace_one)
+def per_client_tiebreak(x):
+    return tuple(ite(flip("1/2"), argmax([xi, 1], ties="uniform"), flip("1/2")) for xi in x)
+
+
+@mechanism(domain=ints(lo=0, hi=1, size=2), neighbours=replace_one)
+def swapped(x):
+    return (x[1], x[0])
+
+
+@mechanism(domain=ints(lo=0, hi=1, size=2), neighbours=replace_one)
+def swapped_rr(x):
+    return (x[1] ^ flip("1/4"), x[0])
+
+
+# -- 1. every uniform tie-break is its own draw ---------------------------------------------
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_equal_tie_breaks_are_independent(backend):
+    be = get_backend(two_ties.trace(), backend)
+    assert be.distribution([1]) == QUARTER and be.distribution([0]) == QUARTER
+    assert be.global_epsilon().ratio == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tie_breaks_equal_once_the_input_is_fixed_stay_independent(backend):
+    be = get_backend(per_client_tiebreak.trace(), backend)
+    assert be.distribution([1, 1]) == QUARTER
+    assert be.global_epsilon().ratio == 2
+
+
+def test_search_does_not_refute_a_true_claim_on_tie_breaks():
+    r = search(per_client_tiebreak, claimed_eps=math.log(2) + 1e-9, budget=Budget(samples=200_000))
+    assert r.certified and r.ratio == 2 and r.refuted is False
+    r = search(two_ties, budget=Budget(samples=200_000))
+    assert r.ratio == 1 and r.eps_lower == 0
+
+
+# -- 3. the bracket is always the reported witness's ------------------------------------------
+@pytest.mark.parametrize("name, params", [("noisy_max_geom", {"m": 3, "tie": "first"}),
+                                          ("svt_geom", {"L": 3}), ("isvt3_geom", {"L": 3})])
+def test_bracket_describes_the_reported_witness(name, params):
+    r = search(name, params, budget=Budget(explore=0, local_steps=0, samples=400_000))
+    lo, hi = r.bracket
+    assert lo <= r.eps_lower <= hi and lo <= math.log(r.ratio) <= hi
+    w = r.witness
+    exact = get_backend(catalogue.get(name).trace(**params), "enumerate")
+    assert exact.pair_ratio(w["x"], w["x_prime"]) == r.ratio  # the witness pair's own level
+
+
+# -- 4. a declared symmetry is checked ------------------------------------------------------------
+def test_symmetric_needs_the_same_bounds_in_every_coordinate():
+    @mechanism(domain=ints(lo=0, hi=[2, 0], size=2), neighbours=all_differ, symmetric=True)
+    def lopsided(x):
+        return argmax([clamp(v + two_sided_geometric("1/2"), 0, 2) for v in x], ties="uniform")
+
+    with pytest.raises(LanguageError, match="same bounds"):
+        lopsided.trace()
+
+
+@pytest.mark.parametrize("backend", ("enumerate", "bdd"))
+def test_a_false_symmetry_claim_is_caught_before_the_sweep(backend):
+    @mechanism(domain=ints(lo=0, hi=2, size=2), neighbours=all_differ, symmetric=True)
+    def first_only(x):
+        return clamp(x[0] + two_sided_geometric("1/2"), 0, 2)
+
+    with pytest.raises(LanguageError, match="symmetric"):
+        get_backend(first_only.trace(), backend).global_epsilon()
+
+
+def test_true_symmetry_passes_the_check():
+    g = get_backend(catalogue.get("noisy_max_geom").trace(m=3), "bdd").global_epsilon()
+    assert g.symmetric and g.ratio == Fraction(24, 7)
+
+
+# -- 5. crashes that must be answers ----------------------------------------------------------------
+@pytest.mark.parametrize("mech", [swapped, swapped_rr])
+def test_smt_carries_inputs_used_after_an_earlier_output(mech):
+    prog = mech.trace()
+    ref = get_backend(prog, "enumerate")
+    smt = get_backend(prog, "smt")
+    for x in prog.domain.points():
+        assert smt.distribution(x) == ref.distribution(x)
+    assert smt.global_epsilon().ratio == ref.global_epsilon().ratio == math.inf
+
+
+def test_bdd_event_with_an_output_of_the_wrong_shape_weighs_nothing(cat):
+    prog = cat.get("rr").trace(n=2, lam="1/4")
+    bdd, ref = get_backend(prog, "bdd"), get_backend(prog, "enumerate")
+    event = [5, (0, 0), [0, 0]]
+    assert bdd.event_probability([0, 0], event) == ref.event_probability([0, 0], event) == Fraction(9, 16)
+
+
+def test_huge_eps_is_a_question_with_an_answer(tmp_path, capsys):
+    assert within_exp(Fraction(10**6), 1e7) and not exceeds_exp(Fraction(10**6), 1e7)
+    assert exceeds_exp(math.inf, 1e7) and within_exp(math.inf, math.inf)
+    assert main(["verify", "trunc_geom", "--eps", "1e7", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["proved_dp"] is True
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"mechanism": "rr", "params": {"n": 2}, "x": [0, 0], "x_prime": [1, 0],
+                             "event": [[0, 0]]}))
+    assert main(["certify", str(w), "--eps", "1e7", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["violation_holds"] is False
+
+
+# -- 6. only the string "bottom" is bottom ----------------------------------------------------------
+def test_bottom_is_no_integer():
+    assert BOTTOM != BOTTOM_CODE and BOTTOM_CODE != BOTTOM and not BOTTOM == BOTTOM_CODE
+    assert {BOTTOM: 1}.get(BOTTOM_CODE) is None
+    assert pickle.loads(pickle.dumps(BOTTOM)) is BOTTOM
+    assert sorted([3, BOTTOM, -5]) == [BOTTOM, -5, 3]
+    assert sorted([(1, 2), (1, BOTTOM)]) == [(1, BOTTOM), (1, 2)]
+    assert output_to_json((1, BOTTOM)) == [1, "bottom"] and output_from_json([1, "bottom"]) == (1, BOTTOM)
+
+
+def test_json_integer_min_int64_is_not_bottom(tmp_path, capsys):
+    with pytest.raises(DPHybridError, match="bottom"):
+        output_from_json([1, BOTTOM_CODE])
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"mechanism": "above_threshold_geom", "params": {}, "x": [0, 1],
+                             "x_prime": [1, 0], "event": [[1, BOTTOM_CODE]]}))
+    assert main(["certify", str(w)]) == 2
+    assert "bottom" in capsys.readouterr().err
+
+
+def test_program_values_stay_inside_int64():
+    @mechanism(domain=ints(lo=0, hi=1, size=1), neighbours=replace_one)
+    def huge(x):
+        return x[0] * 2**62 + flip("1/2") * 2**62
+
+    with pytest.raises(LanguageError, match="int64"):
+        huge.trace()
+
+
+# -- 7. printed bounds are rounded in the sound direction --------------------------------------------
+def test_printed_bounds_round_outwards():
+    assert lower_str(math.log(8)) == "2.079441" and upper_str(math.log(8)) == "2.079442"
+    assert upper_str(1.3725010389875545) == "1.372502" and lower_str(1.3725010389875545) == "1.372501"
+    assert lower_str(math.inf) == "inf" and lower_str(0.0) == "0.000000" and lower_str(2.5, 2) == "2.50"
+
+
+def test_search_prints_a_rounded_down_lower_bound(capsys):
+    assert main(["search", "noisy_max_geom_value", "-p", "m=3", "--samples", "200000"]) == 0
+    out = capsys.readouterr().out
+    assert "eps >= 2.079441" in out and "2.079442" not in out.split("best pair")[0]
