@@ -2,12 +2,13 @@
 
 Runs a suite (default: the built-in ``discrete``) through :func:`hybrid.suite.run_suite`
 twice on the local backend (a process per entry), with 1 and with 2 workers, each in a
-fresh interpreter with empty kernel caches (so both runs pay the same JIT) and into a fresh temporary JSONL file.
-Reported: the wall time of each run, the speed-up, the sum of the per-entry times (the
-``elapsed`` field of each JSONL row), the longest entries, and the projected wall time
-on a cluster of k workers: LPT scheduling (longest entry first, onto the least-loaded
-worker) of the 1-worker run's per-entry times.  The projection ignores scheduler
-overhead and each worker's start-up and JIT; no number of workers beats the longest entry.
+fresh interpreter with empty kernel caches (so both runs pay the same JIT) and into a
+fresh temporary JSONL file.  Reported: the wall time of each run, the speed-up, the sum
+of the per-entry times (the ``elapsed`` field of each JSONL row), the longest entries,
+and the projected wall time on a cluster of k workers: LPT scheduling (longest entry
+first, onto the least-loaded worker) of the 1-worker run's per-entry times.  The
+projection ignores scheduler overhead and each worker's start-up and JIT; no number of
+workers beats the longest entry.
 
 ``run_suite`` gives each worker ``cores // workers`` numba threads, so on a 2-core machine
 the 1-worker run's entries use 2 threads and the 2-worker run's use 1 each.

@@ -7,8 +7,8 @@ task on a dask worker) waits for the process with a timeout and kills it at the
 limit; a process that dies (out of memory, ``kill -9``, a crash) is that entry's error
 and nobody else's.
 
-Processes come from a fork server that has already imported the search, so an entry
-starts in milliseconds instead of seconds of imports.  A daemonic process (a dask
+Processes come from a fork server that has already imported the search and set numba's
+compiler up, so an entry starts in milliseconds instead of seconds.  A daemonic process (a dask
 worker in its default configuration) may not have multiprocessing children; there the
 entry runs in a fresh interpreter instead.  Every entry process watches a pipe from its
 supervisor and exits when it closes, so a killed run leaves no entry running.
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-PRELOAD = ["hybrid.search", "hybrid.suite", "samplers.catalogue", "numba"]
+PRELOAD = ["hybrid.search", "hybrid.suite", "samplers.catalogue", "hybrid.compiler_warmup"]
 POLL = 1.0  # seconds between checks of the supervisor's stop flag
 
 Job = tuple[Callable[[Any], dict[str, Any]], Any, int, str]  # runner, entry, numba threads, answer file

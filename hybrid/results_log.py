@@ -18,7 +18,9 @@ import stat
 from pathlib import Path
 from typing import Any, Sequence
 
+from hybrid.suite_file import SuiteError, check_claimed_eps, check_reference
 from samplers.errors import DPHybridError
+from verifiers.ratio import parse_ratio
 
 STATUSES = ("ok", "error", "timeout")
 _ROW_START = b'{"id":'  # every row we write starts so (compact JSON, "id" first)
@@ -51,8 +53,6 @@ def _is_number(v: Any) -> bool:
 
 def _result_problem(r: dict[str, Any]) -> str | None:
     """What is wrong with the fields of a search result that reports read, if anything."""
-    from verifiers.ratio import parse_ratio
-
     low = r.get("eps_lower")
     if low is not None and low != "inf" and not _is_number(low):
         return "result.eps_lower must be a number or \"inf\""
@@ -75,8 +75,6 @@ def _result_problem(r: dict[str, Any]) -> str | None:
 
 def row_problem(row: Any) -> str | None:
     """What makes ``row`` not a result row of ours, or None when it is one."""
-    from hybrid.suite_file import SuiteError, check_claimed_eps, check_reference
-
     if not isinstance(row, dict):
         return "is not a JSON object"
     if not isinstance(row.get("id"), str) or not row["id"]:

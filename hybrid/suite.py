@@ -13,6 +13,7 @@ parallel entries do not oversubscribe the machine.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import socket
 import threading
@@ -30,6 +31,7 @@ Runner = Callable[[Entry], dict[str, Any]]
 BACKENDS = ("local", "dask")
 Submit = Callable[..., Any]
 Completed = Callable[[Iterable[Any]], Iterator[Any]]
+Stop = threading.Event | None
 
 
 def run_search_entry(entry: Entry) -> dict[str, Any]:
@@ -66,10 +68,10 @@ def _lost(entry: Entry, index: int, error: BaseException) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _pool(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[Submit, Completed, threading.Event]]:
-    """``submit(fn, *args)``, ``as_completed(futures)`` and a stop flag for the local supervisors."""
-    stop = threading.Event()
+def _pool(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[Submit, Completed, Stop]]:
+    """``submit(fn, *args)``, ``as_completed(futures)`` and the local supervisors' stop flag (None on dask)."""
     if backend == "local":
+        stop = threading.Event()
         pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="dphybrid-entry")
         try:
             yield pool.submit, local_completed, stop
@@ -93,7 +95,7 @@ def _pool(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[Subm
                                    host="127.0.0.1", dashboard_address=None)
             client = Client(cluster)
         try:
-            yield (lambda fn, *args: client.submit(fn, *args, pure=False)), as_completed, stop
+            yield (lambda fn, *args: client.submit(fn, *args, pure=False)), as_completed, None
         finally:
             client.close()
             if cluster is not None:
@@ -107,11 +109,8 @@ def _check_backend(backend: str, scheduler: str | None, jobs: int) -> None:
         raise SuiteError("--scheduler needs --backend dask")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise SuiteError(f"--jobs must be a positive integer, got {jobs}")
-    if backend == "dask":
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise SuiteError("the dask backend needs dask.distributed: pip install 'dphybrid[cluster]'") from None
+    if backend == "dask" and importlib.util.find_spec("distributed") is None:
+        raise SuiteError("the dask backend needs dask.distributed: pip install 'dphybrid[cluster]'")
 
 
 def run_suite(
@@ -146,7 +145,7 @@ def run_suite(
         threads = max(1, (os.cpu_count() or 1) // jobs)
         if todo:
             with _pool(backend, min(jobs, len(todo)), scheduler) as (submit, completed, stop):
-                futures = {submit(execute, e, i, threads, runner, stop if backend == "local" else None): (i, e)
+                futures = {submit(execute, e, i, threads, runner, stop): (i, e)
                            for i, e in todo}
                 for future in completed(futures):
                     index, entry = futures[future]

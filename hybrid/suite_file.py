@@ -33,6 +33,7 @@ from typing import Any
 
 from samplers import catalogue
 from samplers.errors import DPHybridError
+from verifiers.ratio import parse_ratio
 
 BUILTIN = ("discrete", "statdp", "dpsniper")
 DEFAULT_PRECISION = 1e-3
@@ -162,8 +163,6 @@ def check_reference(ref: Any, what: str) -> dict[str, Any]:
 
 
 def _is_ratio(text: str) -> bool:
-    from verifiers.ratio import parse_ratio
-
     try:
         return parse_ratio(text) >= 0
     except DPHybridError:

@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     def on_row(row: dict[str, Any]) -> None:
         if bar is not None:
             r = row.get("result") or {}
-            bar.update(task, advance=1, description=f"{row['entry']['mechanism']}: eps >= {r.get('eps_lower', row['status'])}")
+            done = f"eps >= {r['eps_lower']}" if "eps_lower" in r else row["status"]
+            bar.update(task, advance=1, description=f"{row['entry']['mechanism']}: {done}")
 
     if bar is not None:
         bar.start()
