@@ -1,13 +1,14 @@
 """Suite scaling: ``python -m bench.suite [--quick] [--suite NAME_OR_FILE]``.
 
 Runs a suite (default: the built-in ``discrete``) through :func:`hybrid.suite.run_suite`
-twice, with 1 worker and with 2 loky workers, each in a fresh interpreter with empty
-kernel caches (so both runs pay the same JIT) and into a fresh temporary JSONL file.
-Reported: the wall time of each run, the speed-up, the sum of the per-entry times (the
-``elapsed`` field of each JSONL row), the longest entries, and the projected wall time
-on a cluster of k workers: LPT scheduling (longest entry first, onto the least-loaded
-worker) of the 1-worker run's per-entry times.  The projection ignores scheduler
-overhead and each worker's start-up and JIT; no number of workers beats the longest entry.
+twice on the local backend (a process per entry), with 1 and with 2 workers, each in a
+fresh interpreter with empty kernel caches (so both runs pay the same JIT) and into a
+fresh temporary JSONL file.  Reported: the wall time of each run, the speed-up, the sum
+of the per-entry times (the ``elapsed`` field of each JSONL row), the longest entries,
+and the projected wall time on a cluster of k workers: LPT scheduling (longest entry
+first, onto the least-loaded worker) of the 1-worker run's per-entry times.  The
+projection ignores scheduler overhead and each worker's start-up and JIT; no number of
+workers beats the longest entry.
 
 ``run_suite`` gives each worker ``cores // workers`` numba threads, so on a 2-core machine
 the 1-worker run's entries use 2 threads and the 2-worker run's use 1 each.
@@ -38,7 +39,7 @@ from hybrid.suite_file import Suite, load_suite
 s = load_suite({suite!r})
 s = Suite(s.name, s.entries[:{limit!r}], s.description)
 t = time.perf_counter()
-run_suite(s, jobs={jobs}, backend="loky", out={out!r})
+run_suite(s, jobs={jobs}, backend="local", out={out!r})
 print(json.dumps({{"wall": time.perf_counter() - t}}))
 """
 
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     times2 = {r["id"]: r["elapsed"] for r in rows2}
     total1, longest1 = sum(times1.values()), max(times1.values())
 
-    print(f"Suite `{suite.name}`: {n} of {len(suite.entries)} entries, loky backend ({machine()})\n")
+    print(f"Suite `{suite.name}`: {n} of {len(suite.entries)} entries, local backend ({machine()})\n")
     print(markdown_table(
         ["workers", "wall s", "sum of entry s", "longest entry s", "speed-up", "entries ok"],
         [[1, f"{wall1:.1f}", f"{total1:.1f}", f"{longest1:.1f}", "1.0x", _status(rows1)],

@@ -1,71 +1,312 @@
 """Crash-safe JSONL result files: one line per finished entry, flushed and fsynced.
 
-A run killed mid-write can leave a partial last line; :func:`read_results` drops it
-(and :func:`open_for_append` truncates it) so a resumed run neither loses finished
-rows nor keeps a broken one.
+Only files that are wholly ours are read or written: every complete line must be a
+result row (see :func:`row_problem`), and the one thing a resume may cut is a last
+line that is an unfinished row of ours (a run killed mid-write).  Anything else (a
+foreign file, a hand-edited line, a JSON document without its newline) is an error
+and the file stays byte for byte as it was.  A writer holds an exclusive ``flock`` on
+the file for its whole run, so a second writer is refused instead of duplicating rows.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import math
 import os
+import stat
 from pathlib import Path
-from typing import Any, IO
+from typing import Any, Sequence
 
+from hybrid.suite_file import SuiteError, check_claimed_eps, check_reference
 from samplers.errors import DPHybridError
+from verifiers.ratio import parse_ratio
+
+STATUSES = ("ok", "error", "timeout")
+_ROW_START = b'{"id":'  # every row we write starts so (compact JSON, "id" first)
+_BARE = frozenset('{}[]:,-+.0123456789eEtrufalsn')  # what compact JSON has outside strings
 
 
 class ResultsFileError(DPHybridError):
-    """A results file is unreadable or not in dphybrid's JSONL format."""
+    """A results file is unreadable, locked by another run, or not in dphybrid's JSONL format."""
 
 
-def _good_prefix(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """The parsed complete lines and the byte length they occupy."""
-    rows, end = [], 0
-    data = path.read_bytes()
-    for line in data.splitlines(keepends=True):
-        if not line.endswith(b"\n"):
-            break  # a partial line from an interrupted write
+def json_safe(obj: Any) -> Any:
+    """``obj`` with non-finite floats as JSON can hold them: ``"inf"``, ``"-inf"``, and null for nan."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def row_line(row: dict[str, Any]) -> bytes:
+    """The one line a row is stored as (compact, valid JSON: never NaN or Infinity)."""
+    return (json.dumps(json_safe(row), separators=(",", ":"), allow_nan=False) + "\n").encode()
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _result_problem(r: dict[str, Any]) -> str | None:
+    """What is wrong with the fields of a search result that reports read, if anything."""
+    low = r.get("eps_lower")
+    if low is not None and low != "inf" and not _is_number(low):
+        return "result.eps_lower must be a number or \"inf\""
+    ratio = r.get("ratio")
+    if ratio is not None:
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            if end + len(line) == len(data):
-                break  # garbage only at the very end: an interrupted write
-            raise ResultsFileError(f"{path}: line {len(rows) + 1} is not JSON") from None
-        if not isinstance(row, dict) or "id" not in row:
-            raise ResultsFileError(f"{path}: line {len(rows) + 1} is not a dphybrid result row")
-        rows.append(row)
-        end += len(line)
-    return rows, end
+            ok = isinstance(ratio, str) and parse_ratio(ratio) >= 0
+        except DPHybridError:
+            ok = False
+        if not ok:
+            return "result.ratio must be a ratio such as \"288/73\" or \"inf\""
+    stat_ = r.get("stat_interval")
+    if stat_ is not None and not (isinstance(stat_, list) and len(stat_) == 2
+                                  and all(_is_number(v) or v in ("inf", "-inf") for v in stat_)):
+        return "result.stat_interval must be a pair of numbers"
+    if r.get("witness") is not None and not isinstance(r["witness"], dict):
+        return "result.witness must be an object"
+    return None
+
+
+def row_problem(row: Any) -> str | None:
+    """What makes ``row`` not a result row of ours, or None when it is one."""
+    if not isinstance(row, dict):
+        return "is not a JSON object"
+    if not isinstance(row.get("id"), str) or not row["id"]:
+        return "'id' must be a non-empty string"
+    index = row.get("index")
+    if index is not None and (not isinstance(index, int) or isinstance(index, bool) or index < 0):
+        return "'index' must be a non-negative integer"
+    entry = row.get("entry")
+    if not isinstance(entry, dict) or not isinstance(entry.get("mechanism"), str):
+        return "'entry' must be an object naming its mechanism"
+    if not isinstance(entry.get("params", {}), dict):
+        return "'entry.params' must be an object"
+    try:
+        check_claimed_eps(entry.get("claimed_eps"), "entry.claimed_eps")
+        check_reference(entry.get("reference", {}), "entry.reference")
+    except SuiteError as e:
+        return str(e)
+    if row.get("status") not in STATUSES:
+        return f"'status' must be one of {', '.join(STATUSES)}"
+    result = row.get("result")
+    if row["status"] == "ok" and not isinstance(result, dict):
+        return "'result' must be an object in an ok row"
+    if result is not None:
+        if not isinstance(result, dict):
+            return "'result' must be an object or null"
+        problem = _result_problem(result)
+        if problem:
+            return problem
+    if row.get("error") is not None and not isinstance(row["error"], str):
+        return "'error' must be a string or null"
+    elapsed = row.get("elapsed")
+    if not _is_number(elapsed) or not 0 <= elapsed < math.inf:
+        return "'elapsed' must be a non-negative number"
+    return None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse_line(line: bytes, where: str) -> dict[str, Any]:
+    """One complete line as a row, or a one-line ResultsFileError."""
+    try:
+        row = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError:
+        raise ResultsFileError(f"{where} is not UTF-8 text: not a dphybrid results file") from None
+    except RecursionError:
+        raise ResultsFileError(f"{where} is nested too deeply: not a dphybrid results file") from None
+    except ValueError:
+        raise ResultsFileError(f"{where} is not JSON: not a dphybrid results file") from None
+    problem = row_problem(row)
+    if problem:
+        raise ResultsFileError(f"{where} is not a dphybrid result row: {problem}")
+    return row
+
+
+def _unfinished_row(tail: bytes) -> bool:
+    """Whether ``tail`` can be the start of a row we were writing when the run was killed.
+
+    Our rows are compact JSON objects starting ``{"id":``; a cut one is valid UTF-8 up to
+    a possibly split last character, has no raw control characters or spaces outside
+    strings, and never closes its outer object.
+    """
+    if not (tail.startswith(_ROW_START) or _ROW_START.startswith(tail)):
+        return False
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(tail, final=False)
+    except UnicodeDecodeError:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            elif ch < " ":
+                return False
+        elif ch == '"':
+            in_string = True
+        elif ch not in _BARE:
+            return False
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth <= 0:
+                return False  # the object closed: this is a whole document, not a cut row
+    return True
+
+
+def parse_results(data: bytes, name: str) -> tuple[list[dict[str, Any]], int]:
+    """The rows of a results file's content and the byte length to keep.
+
+    The length is shorter than the content only when the content ends with an unfinished
+    row of ours (which is dropped); a whole row without its newline is a row.  Anything
+    else that is not a row raises.
+    """
+    rows: list[dict[str, Any]] = []
+    start = 0
+    number = 0
+    while start < len(data):
+        number += 1
+        end = data.find(b"\n", start)
+        if end < 0:
+            tail = data[start:]
+            if _unfinished_row(tail):
+                return rows, start
+            rows.append(_parse_line(tail, f"{name}: line {number}"))  # a whole row, cut before its newline
+            break
+        rows.append(_parse_line(data[start:end], f"{name}: line {number}"))
+        start = end + 1
+    return rows, len(data)
 
 
 def read_results(path: str | Path) -> list[dict[str, Any]]:
-    """The complete rows of a results file."""
+    """The complete rows of a results file, in file order (a trailing unfinished row is skipped)."""
     p = Path(path)
     if not p.is_file():
-        raise ResultsFileError(f"no results file {p}")
-    return _good_prefix(p)[0]
+        raise ResultsFileError(f"no results file {p}" if not p.exists() else _not_a_file(p))
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise ResultsFileError(f"cannot read {p}: {e.strerror or e}") from None
+    return parse_results(data, str(p))[0]
 
 
-def open_for_append(path: str | Path, resume: bool) -> tuple[IO[str], list[dict[str, Any]]]:
-    """Open ``path`` for appending rows; with ``resume`` also return the rows already there.
+def current_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per id (the last one written: a retry replaces a failure), in suite order.
 
-    Without ``resume`` an existing non-empty file is an error: nothing is overwritten.
+    Rows carry their entry's position in the suite (``index``); rows of older files
+    without it keep their file order, after the others.
     """
-    p = Path(path)
-    rows: list[dict[str, Any]] = []
-    if p.exists() and p.stat().st_size:
-        if not resume:
-            raise ResultsFileError(f"{p} already exists: pass --resume to continue it, or choose another file")
-        rows, end = _good_prefix(p)
-        with open(p, "r+b") as f:
-            f.truncate(end)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    return open(p, "a", encoding="utf-8"), rows
+    latest: dict[str, tuple[int, dict[str, Any]]] = {}
+    for position, row in enumerate(rows):
+        first = latest[row["id"]][0] if row["id"] in latest else position
+        latest[row["id"]] = (first, row)
+    ordered = sorted(latest.values(), key=lambda pr: (pr[1].get("index") is None, pr[1].get("index") or 0, pr[0]))
+    return [row for _, row in ordered]
 
 
-def append_row(f: IO[str], row: dict[str, Any]) -> None:
-    """Write one row durably: a single write, flushed and fsynced."""
-    f.write(json.dumps(row, separators=(",", ":")) + "\n")
-    f.flush()
-    os.fsync(f.fileno())
+class ResultsLog:
+    """A results file open for appending rows: exclusively locked, checked, its cut last row dropped.
+
+    Without ``resume`` the file must be new or empty; with it, the rows already there
+    are in :attr:`rows`.  A file this log created and never wrote to is removed on close.
+    """
+
+    def __init__(self, path: str | Path, *, resume: bool) -> None:
+        self.path = Path(path)
+        self._fd, self._created = _open(self.path)
+        self._locked = False
+        try:
+            _lock(self._fd, self.path)
+            self._locked = True
+            data = _read_all(self._fd)
+            if data and not resume:
+                raise ResultsFileError(f"{self.path} already exists: pass --resume to continue it, "
+                                       "or choose another file")
+            self.rows, keep = parse_results(data, str(self.path))
+            if keep < len(data):
+                os.ftruncate(self._fd, keep)  # only ever our own unfinished last row
+            os.lseek(self._fd, 0, os.SEEK_END)
+            if keep and not data[:keep].endswith(b"\n"):
+                os.write(self._fd, b"\n")  # our last row lost only its newline
+        except BaseException:
+            self.close()
+            raise
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Write one row durably: a single write, then fsync."""
+        line = row_line(row)
+        written = os.write(self._fd, line)
+        if written != len(line):
+            raise ResultsFileError(f"{self.path}: short write ({written} of {len(line)} bytes)")
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Release the lock (removing the file if this log created it and wrote nothing)."""
+        if self._fd < 0:
+            return
+        if self._created and self._locked and os.fstat(self._fd).st_size == 0:
+            self.path.unlink(missing_ok=True)
+        os.close(self._fd)
+        self._fd = -1
+
+    def __enter__(self) -> "ResultsLog":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _open(path: Path) -> tuple[int, bool]:
+    """A read-write descriptor on a regular file (created if missing) and whether it was created."""
+    try:
+        if path.exists() and not path.is_file():
+            raise ResultsFileError(_not_a_file(path))
+        if not path.exists() and not path.parent.is_dir():
+            raise ResultsFileError(f"cannot create {path}: no directory {path.parent}")
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), True
+        except FileExistsError:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError as e:
+        raise ResultsFileError(f"cannot open {path} for writing: {e.strerror or e}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ResultsFileError(_not_a_file(path))
+    return fd, False
+
+
+def _not_a_file(path: Path) -> str:
+    return f"{path} is a directory, not a results file" if path.is_dir() else f"{path} is not a regular file"
+
+
+def _lock(fd: int, path: Path) -> None:
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise ResultsFileError(f"{path} is being written by another dphybrid run (it holds the file's lock); "
+                               "wait for it to finish or choose another file") from None
+    except OSError as e:
+        raise ResultsFileError(f"cannot lock {path}: {e.strerror or e}") from None
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,40 +1,42 @@
-"""Run a suite's entries in parallel, on a laptop (joblib/loky) or a cluster (dask.distributed).
+"""Run a suite's entries in parallel, on this machine or on a dask.distributed cluster.
 
-Every finished entry becomes one JSONL row, appended by the coordinating process the
-moment it arrives (flushed and fsynced), so a crash or ``kill -9`` loses at most the
-entries in flight, and ``resume`` skips the rows already written.  An entry that raises
-or overruns its budget becomes an error row and the run goes on.  Each worker gets
-``cores // jobs`` numba threads so parallel entries do not oversubscribe the machine.
+Each entry runs in a process of its own (:mod:`hybrid.entry_process`), killed at the
+entry's hard time limit on every backend; a process that dies or overruns becomes that
+entry's ``error`` or ``timeout`` row and the run goes on.  Every finished entry becomes
+one JSONL row, appended by the coordinating process the moment it arrives (flushed and
+fsynced, under an exclusive lock on the file), so a crash or ``kill -9`` loses at most
+the entries in flight, and ``resume`` skips the rows already written (``retry_failed``
+runs the failed ones again).  Each entry gets ``cores // jobs`` numba threads so
+parallel entries do not oversubscribe the machine.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
-import signal
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import as_completed as local_completed
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
-from joblib import Parallel, delayed, parallel_config
-
-from hybrid.results_log import append_row, open_for_append
+from hybrid.entry_process import run_isolated
+from hybrid.results_log import ResultsLog, json_safe
 from hybrid.suite_file import Entry, Suite, SuiteError
 
 Runner = Callable[[Entry], dict[str, Any]]
-HARD_LIMIT_FACTOR = 2.0  # a hard stop at twice the entry's budget (plus a grace period)
-GRACE = 30.0
-
-
-class EntryTimeout(Exception):
-    """An entry overran its hard time limit."""
+BACKENDS = ("local", "dask")
+Submit = Callable[..., Any]
+Completed = Callable[[Iterable[Any]], Iterator[Any]]
+Stop = threading.Event | None
 
 
 def run_search_entry(entry: Entry) -> dict[str, Any]:
     """The default runner: the hybrid search on one entry, as its JSON result."""
-    from hybrid.search import Budget, search  # imported in the worker
+    from hybrid.search import Budget, search  # imported in the entry's process
     from samplers import catalogue
 
     budget = Budget(time=entry.budget) if entry.samples is None else Budget(time=entry.budget, samples=entry.samples)
@@ -43,124 +45,120 @@ def run_search_entry(entry: Entry) -> dict[str, Any]:
     return result.to_json()
 
 
-@contextlib.contextmanager
-def _hard_limit(seconds: float) -> Iterator[None]:
-    """Raise EntryTimeout after ``seconds`` (only in a main thread, where signals work)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def fire(signum: int, frame: Any) -> None:
-        raise EntryTimeout(f"hard time limit of {seconds:.0f} s exceeded")
-
-    previous = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+def _row(entry: Entry, index: int, status: str, result: dict[str, Any] | None, error: str | None,
+         worker: str, started: float) -> dict[str, Any]:
+    return json_safe({"id": entry.id, "index": index, "entry": entry.to_json(), "status": status,
+                      "result": result, "error": error, "worker": worker,
+                      "elapsed": round(time.perf_counter() - started, 3),
+                      "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")})
 
 
-def execute(entry: Entry, numba_threads: int, runner: Runner = run_search_entry) -> dict[str, Any]:
-    """Run one entry in a worker and describe the outcome as a result row (never raises)."""
-    import numba
-
-    numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
+def execute(entry: Entry, index: int, numba_threads: int, runner: Runner = run_search_entry,
+            stop: threading.Event | None = None) -> dict[str, Any]:
+    """Run one entry in its own process and describe the outcome as a result row (never raises)."""
     started = time.perf_counter()
-    row: dict[str, Any] = {"id": entry.id, "entry": entry.to_json(), "status": "ok", "result": None,
-                           "error": None, "worker": f"{socket.gethostname()}:{os.getpid()}"}
-    try:
-        with _hard_limit(entry.budget * HARD_LIMIT_FACTOR + GRACE):
-            row["result"] = runner(entry)
-    except EntryTimeout as e:
-        row.update(status="timeout", error=str(e))
-    except Exception as e:  # an entry's failure is data for the report, not the end of the run
-        row.update(status="error", error=f"{type(e).__name__}: {e}".splitlines()[0])
-    row["elapsed"] = round(time.perf_counter() - started, 3)
-    row["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    return row
+    out = run_isolated(runner, entry, numba_threads, entry.hard_limit, stop)
+    return _row(entry, index, out.status, out.result, out.error, f"{socket.gethostname()}:{out.pid}", started)
 
 
-def _entries(suite: Suite, precision: float | None, time_budget: float | None) -> list[Entry]:
-    out = []
-    for e in suite.entries:
-        changes: dict[str, Any] = {}
-        if precision is not None:
-            changes["precision"] = precision
-        if time_budget is not None:
-            changes["budget"] = time_budget
-        out.append(Entry(**{**e.__dict__, **changes}) if changes else e)
-    return out
+def _lost(entry: Entry, index: int, error: BaseException) -> dict[str, Any]:
+    """The row of an entry whose supervisor failed (e.g. a dask worker lost for good)."""
+    message = f"{type(error).__name__}: {error}".splitlines()[0]
+    return _row(entry, index, "error", None, f"the entry's worker was lost: {message}", "", time.perf_counter())
 
 
 @contextlib.contextmanager
-def _backend(backend: str, jobs: int, scheduler: str | None) -> Iterator[None]:
-    if backend == "loky":
-        if scheduler:
-            raise SuiteError("--scheduler needs --backend dask")
-        with parallel_config(backend="loky", n_jobs=jobs):
-            yield
-        return
-    if backend != "dask":
-        raise SuiteError(f"unknown backend {backend!r} (known: loky, dask)")
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise SuiteError("the dask backend needs dask.distributed: pip install 'dphybrid[cluster]'") from None
-    if scheduler:
+def _pool(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[Submit, Completed, Stop]]:
+    """``submit(fn, *args)``, ``as_completed(futures)`` and the local supervisors' stop flag (None on dask)."""
+    if backend == "local":
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="dphybrid-entry")
         try:
-            client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as e:
-            raise SuiteError(f"cannot reach the dask scheduler at {scheduler}: {e}") from None
-        cluster = None
-    else:
-        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None)
-        client = Client(cluster)
-    try:
-        with parallel_config(backend="dask"):
-            yield
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+            yield pool.submit, local_completed, stop
+        finally:
+            stop.set()  # an interrupted run kills its entries' processes instead of waiting for them
+            pool.shutdown(wait=True, cancel_futures=True)
+        return
+    import dask
+    from distributed import Client, LocalCluster, as_completed
+
+    # Workers we start are not daemonic, so that they may start entry processes from a fork server.
+    with dask.config.set({"distributed.worker.daemon": False}):
+        if scheduler:
+            try:
+                client = Client(scheduler, timeout="10s")
+            except (OSError, TimeoutError, ValueError, TypeError) as e:
+                raise SuiteError(f"cannot reach the dask scheduler at {scheduler!r}: {e}") from None
+            cluster = None
+        else:
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                   host="127.0.0.1", dashboard_address=None)
+            client = Client(cluster)
+        try:
+            yield (lambda fn, *args: client.submit(fn, *args, pure=False)), as_completed, None
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def _check_backend(backend: str, scheduler: str | None, jobs: int) -> None:
+    if backend not in BACKENDS:
+        raise SuiteError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+    if scheduler is not None and backend != "dask":
+        raise SuiteError("--scheduler needs --backend dask")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise SuiteError(f"--jobs must be a positive integer, got {jobs}")
+    if backend == "dask" and importlib.util.find_spec("distributed") is None:
+        raise SuiteError("the dask backend needs dask.distributed: pip install 'dphybrid[cluster]'")
 
 
 def run_suite(
     suite: Suite,
     *,
     jobs: int = 1,
-    backend: str = "loky",
+    backend: str = "local",
     scheduler: str | None = None,
     out: str | None = None,
     resume: bool = False,
+    retry_failed: bool = False,
     precision: float | None = None,
     time_budget: float | None = None,
+    time_limit: float | None = None,
     runner: Runner = run_search_entry,
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run every entry not already in ``out``; return all rows in suite order."""
-    if jobs < 1:
-        raise SuiteError(f"--jobs must be at least 1, got {jobs}")
-    entries = _entries(suite, precision, time_budget)
-    log, done = open_for_append(out, resume) if out else (None, [])
-    finished = {r["id"]: r for r in done}
-    todo = [e for e in entries if e.id not in finished]
-    threads = max(1, (os.cpu_count() or 1) // jobs)
+    """Run every entry not already finished in ``out``; return the rows of all entries, in suite order.
+
+    ``retry_failed`` (with ``resume``) runs the entries whose row is an error or a timeout
+    again; the new row, appended, replaces the old one.
+    """
+    _check_backend(backend, scheduler, jobs)
+    if retry_failed and not resume:
+        raise SuiteError("--retry-failed needs --resume")
+    entries = [e.with_overrides(precision, time_budget, time_limit) for e in suite.entries]
+    log = ResultsLog(out, resume=resume) if out else None
     try:
+        finished = {r["id"]: r for r in (log.rows if log else [])}
+        todo = [(i, e) for i, e in enumerate(entries)
+                if e.id not in finished or (retry_failed and finished[e.id]["status"] != "ok")]
+        threads = max(1, (os.cpu_count() or 1) // jobs)
         if todo:
-            with _backend(backend, jobs, scheduler):
-                results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-                    delayed(execute)(e, threads, runner) for e in todo)
-                for row in results:
+            with _pool(backend, min(jobs, len(todo)), scheduler) as (submit, completed, stop):
+                futures = {submit(execute, e, i, threads, runner, stop): (i, e)
+                           for i, e in todo}
+                for future in completed(futures):
+                    index, entry = futures[future]
+                    try:
+                        row = future.result()
+                    except Exception as e:  # the supervisor itself failed: still one row, and the run goes on
+                        row = _lost(entry, index, e)
                     if log is not None:
-                        append_row(log, row)
+                        log.append(row)
                     finished[row["id"]] = row
                     if on_row is not None:
                         on_row(row)
     finally:
         if log is not None:
             log.close()
-    order = {e.id: i for i, e in enumerate(entries)}
-    return sorted((r for r in finished.values() if r["id"] in order), key=lambda r: order[r["id"]])
+    return [finished[e.id] for e in entries if e.id in finished]

@@ -9,6 +9,7 @@ A suite is a TOML or JSON file (the built-in ones live in ``hybrid/suites/``):
     precision = 1e-3
     budget = 120          # seconds per entry
     samples = 20000000    # testers' sample budget (optional)
+    time_limit = 600      # the runner's hard limit in seconds (optional; default 2 * budget + 30)
     [[entry]]
     mechanism = "noisy_max_geom"
     params = { m = 5, a = "1/2" }
@@ -21,7 +22,9 @@ claim) that results are keyed by, so an interrupted run can resume.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -30,10 +33,16 @@ from typing import Any
 
 from samplers import catalogue
 from samplers.errors import DPHybridError
+from verifiers.ratio import parse_ratio
 
 BUILTIN = ("discrete", "statdp", "dpsniper")
 DEFAULT_PRECISION = 1e-3
 DEFAULT_BUDGET = 300.0
+MAX_PRECISION = 1.0  # a wider bracket says nothing about epsilon
+MAX_SECONDS = 7 * 24 * 3600.0  # budgets and limits beyond a week are typos (1e300, inf)
+HARD_LIMIT_FACTOR = 2.0  # the default hard limit: twice the entry's budget plus a grace period
+GRACE = 30.0
+SEED_BOUND = 2**64
 
 
 class SuiteError(DPHybridError):
@@ -53,11 +62,30 @@ class Entry:
     seed: int = 0
     samples: int | None = None  # the testers' sample budget (None: the search's default)
     reference: dict[str, Any] = field(default_factory=dict)
+    time_limit: float | None = None  # seconds after which the runner kills the entry (None: the default)
+
+    @property
+    def hard_limit(self) -> float:
+        """Seconds after which the runner kills the entry's process."""
+        return self.time_limit if self.time_limit is not None else self.budget * HARD_LIMIT_FACTOR + GRACE
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "mechanism": self.mechanism, "params": self.params,
                 "claimed_eps": self.claimed_eps, "precision": self.precision,
-                "budget": self.budget, "seed": self.seed, "samples": self.samples, "reference": self.reference}
+                "budget": self.budget, "seed": self.seed, "samples": self.samples, "reference": self.reference,
+                "time_limit": self.time_limit}
+
+    def with_overrides(self, precision: float | None = None, budget: float | None = None,
+                       time_limit: float | None = None) -> "Entry":
+        """This entry with the given fields replaced (the suite command's flags), each checked."""
+        changes: dict[str, Any] = {}
+        if precision is not None:
+            changes["precision"] = check_precision(precision, "--precision")
+        if budget is not None:
+            changes["budget"] = check_seconds(budget, "--time-budget")
+        if time_limit is not None:
+            changes["time_limit"] = check_seconds(time_limit, "--time-limit")
+        return dataclasses.replace(self, **changes)
 
 
 @dataclass(frozen=True)
@@ -75,16 +103,78 @@ def _entry_id(mech: str, params: dict[str, Any], claimed: float | None) -> str:
 
 
 def _number(v: Any, what: str) -> float:
+    """A finite float (nan, inf and integers beyond a double are refused)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise SuiteError(f"{what} must be a number, got {v!r}")
-    return float(v)
+    try:
+        x = float(v)
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x):
+        raise SuiteError(f"{what} must be a finite number, got {v!r}")
+    return x
+
+
+def _in_range(v: Any, what: str, most: float) -> float:
+    x = _number(v, what)
+    if not 0 < x <= most:
+        raise SuiteError(f"{what} must be in (0, {most:g}], got {v!r}")
+    return x
+
+
+def check_precision(v: Any, what: str = "precision") -> float:
+    """A bracket width: a finite number in (0, 1]."""
+    return _in_range(v, what, MAX_PRECISION)
+
+
+def check_seconds(v: Any, what: str) -> float:
+    """A time budget or limit: a finite number of seconds in (0, one week]."""
+    return _in_range(v, what, MAX_SECONDS)
+
+
+def check_claimed_eps(v: Any, what: str = "claimed_eps") -> float | None:
+    """None, or a finite non-negative epsilon."""
+    if v is None:
+        return None
+    x = _number(v, what)
+    if x < 0:
+        raise SuiteError(f"{what} must be non-negative, got {v!r}")
+    return x
+
+
+_REFERENCE_TYPES = {"exact_ratio": str, "dpsniper": float, "dp": bool, "refuted": bool,
+                    "dpsniper_name": str, "statdp_name": str}
+
+
+def check_reference(ref: Any, what: str) -> dict[str, Any]:
+    """A table of known values to compare against, each of the type the report reads."""
+    if not isinstance(ref, dict):
+        raise SuiteError(f"{what} must be a table")
+    for key, value in ref.items():
+        kind = _REFERENCE_TYPES.get(key)
+        if kind is float:
+            _number(value, f"{what}.{key}")
+        elif kind is not None and not isinstance(value, kind):
+            raise SuiteError(f"{what}.{key} must be a {kind.__name__}, got {value!r}")
+    if "exact_ratio" in ref and not _is_ratio(ref["exact_ratio"]):
+        raise SuiteError(f"{what}.exact_ratio must be a ratio such as \"288/73\" or \"inf\", "
+                         f"got {ref['exact_ratio']!r}")
+    return dict(ref)
+
+
+def _is_ratio(text: str) -> bool:
+    try:
+        return parse_ratio(text) >= 0
+    except DPHybridError:
+        return False
 
 
 def _entry(raw: Any, defaults: dict[str, Any], where: str) -> Entry:
     if not isinstance(raw, dict):
         raise SuiteError(f"{where}: an entry must be a table, got {raw!r}")
     raw = {**defaults, **raw}
-    known = {"id", "mechanism", "params", "claimed_eps", "precision", "budget", "seed", "samples", "reference"}
+    known = {"id", "mechanism", "params", "claimed_eps", "precision", "budget", "seed", "samples", "reference",
+             "time_limit"}
     extra = sorted(set(raw) - known)
     if extra:
         raise SuiteError(f"{where}: unknown field {extra[0]!r} (known: {', '.join(sorted(known))})")
@@ -95,23 +185,23 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str) -> Entry:
     if not isinstance(params, dict):
         raise SuiteError(f"{where}: params must be a table")
     mech.params(**params)  # validates names and types now, not halfway through a run
-    claimed = raw.get("claimed_eps")
-    claimed = None if claimed is None else _number(claimed, f"{where}: claimed_eps")
-    reference = raw.get("reference", {})
-    if not isinstance(reference, dict):
-        raise SuiteError(f"{where}: reference must be a table")
-    precision = _number(raw.get("precision", DEFAULT_PRECISION), f"{where}: precision")
-    budget = _number(raw.get("budget", DEFAULT_BUDGET), f"{where}: budget")
-    if precision <= 0 or budget <= 0:
-        raise SuiteError(f"{where}: precision and budget must be positive")
+    claimed = check_claimed_eps(raw.get("claimed_eps"), f"{where}: claimed_eps")
+    reference = check_reference(raw.get("reference", {}), f"{where}: reference")
+    precision = check_precision(raw.get("precision", DEFAULT_PRECISION), f"{where}: precision")
+    budget = check_seconds(raw.get("budget", DEFAULT_BUDGET), f"{where}: budget")
+    limit = raw.get("time_limit")
+    limit = None if limit is None else check_seconds(limit, f"{where}: time_limit")
     seed, samples = raw.get("seed", 0), raw.get("samples")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise SuiteError(f"{where}: seed must be an integer")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_BOUND:
+        raise SuiteError(f"{where}: seed must be an integer in [0, 2^64), got {seed!r}")
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1000):
         raise SuiteError(f"{where}: samples must be an integer of at least 1000")
-    return Entry(id=str(raw.get("id") or _entry_id(mech.name, params, claimed)), mechanism=mech.name,
+    given_id = raw.get("id")
+    if given_id is not None and (not isinstance(given_id, str) or not given_id.strip()):
+        raise SuiteError(f"{where}: id must be a non-empty string, got {given_id!r}")
+    return Entry(id=given_id or _entry_id(mech.name, params, claimed), mechanism=mech.name,
                  params=dict(params), claimed_eps=claimed, precision=precision, budget=budget,
-                 seed=seed, samples=samples, reference=dict(reference))
+                 seed=seed, samples=samples, reference=reference, time_limit=limit)
 
 
 def parse_suite(data: Any, name: str) -> Suite:
@@ -145,4 +235,6 @@ def load_suite(name_or_path: str) -> Suite:
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
         raise SuiteError(f"cannot read suite {path}: {e}") from None
+    except RecursionError:
+        raise SuiteError(f"cannot read suite {path}: nested too deeply") from None
     return parse_suite(data, path.stem)

@@ -5,19 +5,20 @@ from __future__ import annotations
 import argparse
 
 from hybrid.report import html_report, json_report, markdown, plot
-from hybrid.results_log import ResultsFileError, read_results
+from hybrid.results_log import ResultsFileError, current_rows, read_results
 
 
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("report", help="table and plot of suite results")
-    p.add_argument("results", metavar="RESULTS", help="JSONL file written by 'dphybrid suite --out'")
+    p.add_argument("results", metavar="RESULTS",
+                   help="JSONL file written by 'dphybrid suite --out' (the last row of each entry counts)")
     p.add_argument("--format", default="md", choices=["md", "html", "json"], help="table format (default md)")
     p.add_argument("--plot", metavar="FILE", help="bar plot of bounds against claimed eps (PNG)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = read_results(args.results)
+    rows = current_rows(read_results(args.results))  # one row per entry, in suite order
     if not rows:
         raise ResultsFileError(f"{args.results} holds no complete result row")
     if args.plot:

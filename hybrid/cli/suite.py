@@ -8,20 +8,27 @@ from typing import Any
 
 from hybrid.cli.common import add_json_flag, emit_json
 from hybrid.report import markdown
-from hybrid.suite import run_suite
+from hybrid.suite import BACKENDS, run_suite
 from hybrid.suite_file import load_suite
 
 
 def register(subs: argparse._SubParsersAction) -> None:
-    p = subs.add_parser("suite", help="run a suite of mechanisms in parallel (joblib or dask)")
+    p = subs.add_parser("suite", help="run a suite of mechanisms in parallel (local processes or dask)")
     p.add_argument("suite", metavar="SUITE", help="discrete, statdp, dpsniper, or a .toml/.json suite file")
     p.add_argument("--jobs", type=int, default=1, help="parallel entries (default 1)")
-    p.add_argument("--backend", default="loky", choices=["loky", "dask"], help="loky (local) or dask")
+    p.add_argument("--backend", default="local", choices=list(BACKENDS),
+                   help="local (a process per entry on this machine) or dask")
     p.add_argument("--scheduler", help="address of a running dask scheduler (with --backend dask)")
-    p.add_argument("--out", help="append results to this JSONL file (one line per finished entry)")
+    p.add_argument("--out", help="append results to this JSONL file (one line per finished entry; "
+                                 "locked while the run writes it)")
     p.add_argument("--resume", action="store_true", help="skip entries already in --out")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="with --resume: run the entries whose row is an error or a timeout again")
     p.add_argument("--precision", type=float, help="override every entry's precision")
     p.add_argument("--time-budget", type=float, help="override every entry's time budget (seconds)")
+    p.add_argument("--time-limit", type=float,
+                   help="override every entry's hard limit (seconds; default 2 x budget + 30): "
+                        "the entry's process is killed and its row says timeout")
     add_json_flag(p)
     p.set_defaults(run=run)
 
@@ -48,14 +55,16 @@ def run(args: argparse.Namespace) -> int:
     def on_row(row: dict[str, Any]) -> None:
         if bar is not None:
             r = row.get("result") or {}
-            bar.update(task, advance=1, description=f"{row['entry']['mechanism']}: eps >= {r.get('eps_lower', row['status'])}")
+            done = f"eps >= {r['eps_lower']}" if "eps_lower" in r else row["status"]
+            bar.update(task, advance=1, description=f"{row['entry']['mechanism']}: {done}")
 
     if bar is not None:
         bar.start()
         task = bar.add_task(f"suite {suite.name}", total=len(suite.entries))
     try:
         rows = run_suite(suite, jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, out=args.out,
-                         resume=args.resume, precision=args.precision, time_budget=args.time_budget, on_row=on_row)
+                         resume=args.resume, retry_failed=args.retry_failed, precision=args.precision,
+                         time_budget=args.time_budget, time_limit=args.time_limit, on_row=on_row)
     finally:
         if bar is not None:
             bar.stop()
