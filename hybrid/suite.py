@@ -1,7 +1,8 @@
 """Run a suite's entries in parallel, on this machine or on a dask.distributed cluster.
 
-Each entry runs in a process of its own (:mod:`hybrid.entry_process`), killed at the
-entry's hard time limit on every backend; a process that dies or overruns becomes that
+Each entry runs in a process of its own (:mod:`hybrid.entry_process`), supervised by a
+joblib thread on this machine or a dask task on a cluster, and killed at the entry's
+hard time limit on every backend; a process that dies or overruns becomes that
 entry's ``error`` or ``timeout`` row and the run goes on.  Every finished entry becomes
 one JSONL row, appended by the coordinating process the moment it arrives (flushed and
 fsynced, under an exclusive lock on the file), so a crash or ``kill -9`` loses at most
@@ -15,13 +16,12 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import signal
 import socket
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import as_completed as local_completed
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 from hybrid.entry_process import run_isolated
 from hybrid.results_log import ResultsLog, json_safe
@@ -29,9 +29,6 @@ from hybrid.suite_file import Entry, Suite, SuiteError
 
 Runner = Callable[[Entry], dict[str, Any]]
 BACKENDS = ("local", "dask")
-Submit = Callable[..., Any]
-Completed = Callable[[Iterable[Any]], Iterator[Any]]
-Stop = threading.Event | None
 
 
 def run_search_entry(entry: Entry) -> dict[str, Any]:
@@ -67,18 +64,57 @@ def _lost(entry: Entry, index: int, error: BaseException) -> dict[str, Any]:
     return _row(entry, index, "error", None, f"the entry's worker was lost: {message}", "", time.perf_counter())
 
 
+def _supervise(entry: Entry, index: int, threads: int, runner: Runner,
+               stop: threading.Event | None) -> tuple[int, Entry, dict[str, Any]]:
+    """One entry's row, whatever happens to its supervisor."""
+    try:
+        return index, entry, execute(entry, index, threads, runner, stop)
+    except Exception as e:  # the supervisor itself failed: still one row, and the run goes on
+        return index, entry, _lost(entry, index, e)
+
+
 @contextlib.contextmanager
-def _pool(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[Submit, Completed, Stop]]:
-    """``submit(fn, *args)``, ``as_completed(futures)`` and the local supervisors' stop flag (None on dask)."""
-    if backend == "local":
-        stop = threading.Event()
-        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="dphybrid-entry")
+def _stop_on_interrupt(stop: threading.Event) -> Iterator[None]:
+    """Ctrl-C first tells the supervisors to kill their entries, then interrupts.
+
+    (Entry processes ignore SIGINT and exit when their supervisor's pipe closes, so a
+    SIGTERM or ``kill -9`` of the run stops them too.)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        stop.set()
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def _local_rows(todo: list[tuple[int, Entry]], jobs: int, threads: int,
+                runner: Runner) -> Iterator[tuple[int, Entry, dict[str, Any]]]:
+    """Rows as they finish, ``jobs`` supervisors at a time (joblib threads, one process per entry)."""
+    from joblib import Parallel, delayed
+
+    stop = threading.Event()
+    with _stop_on_interrupt(stop):
+        rows = Parallel(n_jobs=jobs, backend="threading", return_as="generator_unordered")(
+            delayed(_supervise)(e, i, threads, runner, stop) for i, e in todo)
         try:
-            yield pool.submit, local_completed, stop
+            for row in rows:
+                yield row
         finally:
             stop.set()  # an interrupted run kills its entries' processes instead of waiting for them
-            pool.shutdown(wait=True, cancel_futures=True)
-        return
+            rows.close()
+
+
+def _dask_rows(todo: list[tuple[int, Entry]], jobs: int, threads: int, runner: Runner,
+               scheduler: str | None) -> Iterator[tuple[int, Entry, dict[str, Any]]]:
+    """Rows as they finish, one dask task per entry (a lost worker is that entry's error row)."""
     import dask
     from distributed import Client, LocalCluster, as_completed
 
@@ -95,7 +131,14 @@ def _pool(backend: str, jobs: int, scheduler: str | None) -> Iterator[tuple[Subm
                                    host="127.0.0.1", dashboard_address=None)
             client = Client(cluster)
         try:
-            yield (lambda fn, *args: client.submit(fn, *args, pure=False)), as_completed, None
+            futures = {client.submit(execute, e, i, threads, runner, None, pure=False): (i, e) for i, e in todo}
+            for future in as_completed(futures):
+                index, entry = futures[future]
+                try:
+                    row = future.result()
+                except Exception as e:
+                    row = _lost(entry, index, e)
+                yield index, entry, row
         finally:
             client.close()
             if cluster is not None:
@@ -144,20 +187,18 @@ def run_suite(
                 if e.id not in finished or (retry_failed and finished[e.id]["status"] != "ok")]
         threads = max(1, (os.cpu_count() or 1) // jobs)
         if todo:
-            with _pool(backend, min(jobs, len(todo)), scheduler) as (submit, completed, stop):
-                futures = {submit(execute, e, i, threads, runner, stop): (i, e)
-                           for i, e in todo}
-                for future in completed(futures):
-                    index, entry = futures[future]
-                    try:
-                        row = future.result()
-                    except Exception as e:  # the supervisor itself failed: still one row, and the run goes on
-                        row = _lost(entry, index, e)
+            workers = min(jobs, len(todo))
+            rows = (_local_rows(todo, workers, threads, runner) if backend == "local"
+                    else _dask_rows(todo, workers, threads, runner, scheduler))
+            try:
+                for _, _, row in rows:
                     if log is not None:
                         log.append(row)
                     finished[row["id"]] = row
                     if on_row is not None:
                         on_row(row)
+            finally:
+                rows.close()
     finally:
         if log is not None:
             log.close()
