@@ -1,7 +1,7 @@
 """Random small programs of the mechanism language, and their exact law by brute force.
 
 This module is the independent reference of ``test_random_programs.py``.  A program is
-this module's own tiny AST (nested tuples, see :data:`OPS`); :func:`exact_law` computes
+this module's own tiny AST (nested tuples, described below); :class:`Reference` computes
 its output distribution with ``fractions.Fraction`` by brute force over every noise
 outcome and every uniform tie-break choice, from the semantics written in DESIGN.md and
 the docstrings of ``samplers/lang/trace.py``, without any engine code: nothing from
@@ -24,6 +24,15 @@ Semantics the reference implements (one line each, so a reviewer can check them)
   0/1; ``xor`` of 0/1 values is their inequality;
 * ``BOTTOM`` (⊥, here :data:`BOT`) equals only itself under ``==``/``!=``.
 
+The AST: an expression is a tuple ``(op, *fields)``: leaves ``("x", i)`` (input),
+``("c", k)``, ``("bot",)``, ``("v", k)`` (statement k's value); noise ``("flip", p)``,
+``("cat", weights)``, ``("unif", lo, hi)``, ``("dlap", a, bound)``, ``("tgeom", z, e,
+sign, lo, hi, K)`` (``clamp(e + Z, lo, hi)``, or ``clamp(Z - e, ...)`` for sign -1, or
+``clamp(Z, ...)`` for e None; z is ``("geom", a)``, a fresh draw, or ``("v", k)`` with
+statement k a ``("geom", a)``); ``add sub mul min max and or xor`` (two operands),
+``neg abs not``, ``("clamp", e, lo, hi)``, ``("div"|"mod", e, d)``, ``("cmp", lt|le|gt|
+ge|eq|ne, e, e)``, ``("ite", c, a, b)`` and ``("argmax", "first"|"uniform", (e, ...))``.
+
 An unbounded geometric Z only enters a program through ``clamp(e + Z, lo, hi)`` (or
 ``clamp(Z - e, lo, hi)``, ``clamp(Z, lo, hi)``).  The reference folds Z onto
 ``[-K, K]`` (P(Z >= K) = P(Z <= -K) = a^K/(1+a)) with K so large that every such clamp
@@ -41,7 +50,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from samplers.lang import (
     BOTTOM,
-    all_differ,
+    AllDiffer,
+    OneDiffer,
     argmax,
     categorical,
     clamp,
@@ -52,31 +62,15 @@ from samplers.lang import (
     maximum,
     mechanism,
     minimum,
-    one_differ,
     replace_one,
     two_sided_geometric,
     uniform,
 )
-from samplers.lang.neighbours import AllDiffer, OneDiffer
 
 BOT = "⊥"  # the reference's bottom: a value no program integer can equal
 
-Expr = tuple  # ("op", *fields); see OPS
+Expr = tuple  # ("op", *fields); see the module docstring
 Law = dict[Any, Fraction]
-
-# The AST: op -> fields.  Sub-expressions are marked "e"; a "z" field is either
-# ("geom", a) (a fresh two-sided geometric draw) or ("v", k) (a geometric variable).
-OPS = {
-    "x": "index", "c": "int", "bot": "", "v": "statement",
-    "flip": "p", "cat": "weights", "unif": "lo hi", "dlap": "a bound",
-    "geom": "a (only as a statement, or as the z of tgeom)",
-    "tgeom": "z e|None sign lo hi K  -> clamp(e + Z) (sign +1) or clamp(Z - e) (sign -1)",
-    "add": "e e", "sub": "e e", "mul": "e e", "neg": "e", "abs": "e", "min": "e e",
-    "max": "e e", "clamp": "e lo hi", "div": "e d", "mod": "e d",
-    "cmp": "lt|le|gt|ge|eq|ne e e", "and": "e e", "or": "e e", "xor": "e e", "not": "e",
-    "ite": "e e e", "argmax": "first|uniform (e, ...)",
-}
-
 
 @dataclass(frozen=True)
 class Prog:
@@ -91,7 +85,7 @@ class Prog:
     tuple_output: bool
 
     def points(self) -> list[tuple[int, ...]]:
-        return list(itertools.product(*(range(l, h + 1) for l, h in zip(self.lo, self.hi))))
+        return list(itertools.product(*(range(a, b + 1) for a, b in zip(self.lo, self.hi))))
 
     def source(self) -> str:
         """The program as the mechanism-language Python a user would write."""
@@ -114,7 +108,7 @@ def _normalised(weights: dict[int, Fraction]) -> Law:
 
 def _product(laws: Sequence[Law]) -> Iterator[tuple[tuple, Fraction]]:
     """Every joint outcome of independent laws, with its probability."""
-    for combo in itertools.product(*(list(l.items()) for l in laws)):
+    for combo in itertools.product(*(list(law.items()) for law in laws)):
         p = Fraction(1)
         for _, q in combo:
             p *= q
@@ -229,20 +223,21 @@ class Reference:
         return {o: p for o, p in out.items() if p}
 
 
-def _walk(e: Any) -> Iterator[tuple]:
+def walk(e: Any) -> Iterator[tuple]:
+    """Every sub-expression of ``e`` (an expression or a tuple of them)."""
     if isinstance(e, tuple) and e and isinstance(e[0], str):
         yield e
         for f in e[1:]:
-            yield from _walk(f)
+            yield from walk(f)
     elif isinstance(e, tuple):
         for f in e:
-            yield from _walk(f)
+            yield from walk(f)
 
 
 def _geometric_windows(prog: Prog) -> dict[int, int]:
     """For each geometric statement, the largest fold point K its clamps need."""
     ks: dict[int, int] = {}
-    for e in _walk(prog.stmts + prog.outputs):
+    for e in walk(prog.stmts + prog.outputs):
         if e[0] == "tgeom" and e[1][0] == "v":
             ks[e[1][1]] = max(ks.get(e[1][1], 1), e[6])
     return ks
@@ -401,7 +396,9 @@ def render(prog: Prog) -> str:
              f"def {prog.name}(x):"]
     lines += [f"    v{k} = {show(st)}" for k, st in enumerate(prog.stmts)]
     outs = ", ".join(show(o) for o in prog.outputs)
-    lines.append(f"    return ({outs}{',' if len(prog.outputs) == 1 else ''})" if prog.tuple_output else f"    return {outs}")
+    if prog.tuple_output:
+        outs = f"({outs}{',' if len(prog.outputs) == 1 else ''})"
+    lines.append(f"    return {outs}")
     return "\n".join(lines)
 
 
@@ -625,7 +622,7 @@ class Generator:
     def _draws(self, e: Expr) -> int:
         """The noise outcomes one more evaluation of ``e`` costs."""
         n = 1
-        for f in _walk(e):
+        for f in walk(e):
             n *= {"flip": 2, "unif": 3, "cat": 3, "dlap": 5, "tgeom": 3, "argmax": 3}.get(f[0], 1)
         return n
 
@@ -669,6 +666,8 @@ class Generator:
         prior = [k for k, (kd, _, _) in enumerate(self.kinds) if kd != "geom"]
         if prior and u < 0.3 and self._afford(self._draws(self.stmts[prior[-1]])):
             k = prior[-1]  # a repeated identical call: must be an independent draw
+            if self.stmts[k][0] == "argmax" and r.random() < 0.5:
+                return self._near_twin(self.stmts[k]), self.kinds[k]
             return self.stmts[k], self.kinds[k]
         if u < 0.4:
             return ("geom", r.choice(BASES[:4])), ("geom", 0, 0)
@@ -681,6 +680,18 @@ class Generator:
             return e, ("int", lo, hi)
         e, lo, hi = self.int_expr(2)
         return e, ("int", lo, hi)
+
+    def _near_twin(self, e: Expr) -> Expr:
+        """The argmax ``e`` with one input swapped for a constant of its domain (or back):
+        a different call whose arguments equal the original's once the input is fixed."""
+        vals = list(e[2])
+        k = self.r.randrange(len(vals))
+        if vals[k][0] == "x":
+            i = vals[k][1]
+            vals[k] = ("c", self.r.randint(self.lo[i], self.hi[i]))
+        else:
+            vals[k] = ("x", self.r.randrange(self.m))
+        return ("argmax", e[1], tuple(vals))
 
     def output(self) -> Expr:
         r = self.r

@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 from scipy.stats import chi2
 
-from randprog import BOT, Prog, Reference, build, neighbours, pair_ratio, random_program
+from randprog import BOT, Prog, Reference, build, neighbours, pair_ratio, random_program, walk
 from samplers.lang import BOTTOM
 
 BACKENDS = ("enumerate", "bdd", "smt")
@@ -275,6 +275,21 @@ def test_reference_reproduces_published_laws():
                if neighbours(at, x, xp)) == 4
 
 
+def test_chi_square_check_has_power():
+    """Real sampler counts of swap_rr (flip 1/4) are rejected against the law with flip 1/5."""
+    from samplers.compile import compile_sampler
+    from samplers.counts import output_counts
+
+    alpha = _family_alpha(DEFAULT_FAMILY)
+    raw = output_counts(compile_sampler(traced("swap_rr")).sample((0, 1), SAMPLES, seed=5))
+    counts = {plain(o): c for o, c in raw.items()}
+    right = reference_laws("swap_rr")[(0, 1)]
+    wrong = Reference(Prog("rr5", (0, 0), (1, 1), ("replace_one", 1), (),
+                           (("xor", ("x", 1), ("flip", "1/5")), ("x", 0)), True)).distribution((0, 1))
+    assert chi_square_pvalue(counts, right)[0] > alpha
+    assert chi_square_pvalue(counts, wrong)[0] < alpha
+
+
 @pytest.mark.parametrize("name", sorted(REPRODUCERS))
 def test_reference_agrees_with_issue_13(name):
     assert true_global(name)[0] == ISSUE_TRUTH[name]
@@ -285,15 +300,12 @@ def test_generated_programs_exercise_the_critical_patterns():
     progs = [program(s) for s in DEFAULT_SEEDS]
 
     def has(prog: Prog, pred) -> bool:
-        from randprog import _walk
-
-        return any(pred(e) for e in _walk(prog.stmts + prog.outputs))
+        return any(pred(e) for e in walk(prog.stmts + prog.outputs))
 
     uniform = sum(has(p, lambda e: e[0] == "argmax" and e[1] == "uniform") for p in progs)
     repeated = sum(len(set(p.stmts)) < len(p.stmts) for p in progs)
     bottom = sum(has(p, lambda e: e[0] == "bot") for p in progs)
-    late_input = sum(any(has(Prog("", (), (), ("", 0), (), (o,), False), lambda e: e[0] == "x")
-                         for o in p.outputs[1:]) for p in progs)
+    late_input = sum(any(e[0] == "x" for e in walk(p.outputs[1:])) for p in progs)
     assert min(uniform, repeated, bottom, late_input) >= 20, (uniform, repeated, bottom, late_input)
 
 
