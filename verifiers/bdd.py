@@ -119,7 +119,8 @@ class BDDBackend(ExactBackend):
                 bits = {ranks[n]: int(b) for n, b in c.input_assignment(key).items()}
                 law = wdd.restrict(edge, bits, into=self.wdd, rename=rename)
             else:
-                u = c.bdd.let(c.input_assignment(key), c.relation) if c.input_bits else c.relation
+                inputs = c.input_assignment(key)
+                u = c.bdd.let(inputs, c.relation) if inputs else c.relation
                 law = count(u, self._levels, self.wdd, self._regular, self.node_budget)
             self._laws[key] = (law, self._levels.denominator)
         return self._laws[key]
