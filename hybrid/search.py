@@ -38,6 +38,7 @@ from hybrid.statdp import StatDPTester
 from samplers import catalogue
 from samplers.compile import compile_sampler
 from samplers.errors import ParameterError
+from samplers.seed import check_seed
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
 from verifiers.backends import get_backend
@@ -325,8 +326,9 @@ def search(
     """
     if not precision > 0:
         raise ParameterError(f"precision must be positive, got {precision}")
-    if claimed_eps is not None and not claimed_eps >= 0:
-        raise ParameterError(f"claimed eps must be non-negative, got {claimed_eps}")
+    if claimed_eps is not None and not 0 <= claimed_eps < INF:
+        raise ParameterError(f"claimed eps must be a finite non-negative number, got {claimed_eps}")
+    check_seed(seed)
     if isinstance(mech, str):
         mech = catalogue.get(mech)
     budget = budget or Budget()

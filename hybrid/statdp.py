@@ -30,6 +30,7 @@ from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
 from hybrid.timing import sample_timed
 from samplers.errors import ParameterError
+from samplers.seed import check_seed
 
 Progress = Callable[[str], None]
 RARE = 0.001  # StatDP: an event needs cx + cy > RARE * n * e^eps hits on the first batch
@@ -89,7 +90,7 @@ class StatDPTester:
         self.pairs = list(pairs) if pairs is not None else pattern_pairs(sampler.domain, sampler.neighbours)
         if not self.pairs:
             raise ParameterError(f"no neighbour pair to test for {getattr(sampler, 'name', 'the mechanism')}")
-        self.n_select, self.n_test, self.seed = int(n_select), int(n_test), seed
+        self.n_select, self.n_test, self.seed = int(n_select), int(n_test), check_seed(seed)
         self.features = features
         self.max_categories = max_categories or max(2, int(0.002 * n_select))  # StatDP's switch
         self.uniforms = thinning_uniforms(seed, draws)

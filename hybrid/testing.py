@@ -17,8 +17,10 @@ import numpy as np
 from hybrid.audit import classic_audit
 from hybrid.results import Candidate, StatResult, sampler_identity
 from hybrid.sniper import SniperTester
+from hybrid.seeds import derive_seed
 from hybrid.statdp import Detection, StatDPTester
 from samplers.errors import ParameterError
+from samplers.seed import check_seed
 
 Progress = Callable[[str], None] | None
 
@@ -72,6 +74,7 @@ def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: floa
     The earlier stages get a tenth of ``samples`` each (at most 10^6, at least 10^4)
     unless given, so a slow black box is not sampled far more than asked.
     """
+    check_seed(seed)
     t0 = time.perf_counter()
     stage = min(1_000_000, max(samples // 10, 10_000))
     sizes = {"n_train": stage, "n_threshold": stage, "n_check": stage, **kw}
@@ -96,6 +99,7 @@ def audit_test(sampler: Any, *, samples: int = 1_000_000, beta: float = 0.05, gu
     """
     if not 0 < guess_fraction <= 1:
         raise ParameterError(f"guess_fraction must lie in (0, 1], got {guess_fraction}")
+    check_seed(seed)
     t0 = time.perf_counter()
     if progress:
         progress("training the guesser")
@@ -103,8 +107,8 @@ def audit_test(sampler: Any, *, samples: int = 1_000_000, beta: float = 0.05, gu
     budget.update(kw)
     r = SniperTester(sampler, seed=seed, **budget).run()
     attack = r.attack
-    calib = np.concatenate([attack.scores(sampler.sample(r.pair.x, 100_000, seed + 1)),
-                            attack.scores(sampler.sample(r.pair.x_prime, 100_000, seed + 2))])
+    calib = np.concatenate([attack.scores(sampler.sample(r.pair.x, 100_000, derive_seed(seed, 1))),
+                            attack.scores(sampler.sample(r.pair.x_prime, 100_000, derive_seed(seed, 2)))])
     centre = float(np.median(calib))
     if progress:
         progress("auditing")

@@ -5,31 +5,27 @@ from __future__ import annotations
 import argparse
 import math
 
+from hybrid.cli import argtypes
 from hybrid.cli.common import emit_json
 from hybrid.cli.progress import progress_reporter
 from hybrid.cli.tester_args import add_tester_args, positive_samples, print_witness, resolve_sampler
 from hybrid.sniper import CLASSIFIERS
 from hybrid.testing import sniper_estimate, statdp_interval
 from hybrid.transforms import NAMES
-from samplers.errors import ParameterError
 
 
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("estimate", help="statistical lower bound on eps (DP-Sniper attack or StatDP bisection)")
     add_tester_args(p, "final samples per input (sniper 10^7; statdp 500000 per test)")
     p.add_argument("--method", choices=("sniper", "statdp"), default="sniper", help="estimator (default sniper)")
-    p.add_argument("--confidence", type=float, default=0.9, help="confidence of the bound (default 0.9)")
+    p.add_argument("--confidence", type=argtypes.probability, default=0.9, help="confidence of the bound (default 0.9)")
     p.add_argument("--classifier", choices=CLASSIFIERS, default="logistic", help="sniper classifier")
     p.add_argument("--transform", choices=NAMES, default="auto", help="sniper feature transform")
-    p.add_argument("--precision", type=float, default=0.01, help="statdp bisection precision (default 0.01)")
+    p.add_argument("--precision", type=argtypes.positive, default=0.01, help="statdp bisection precision (default 0.01)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 0 < args.confidence < 1:
-        raise ParameterError(f"--confidence must lie in (0, 1), got {args.confidence}")
-    if not args.precision > 0:
-        raise ParameterError(f"--precision must be positive, got {args.precision}")
     sampler = resolve_sampler(args)
     with progress_reporter(quiet=args.json) as report:
         if args.method == "sniper":
