@@ -33,7 +33,7 @@ import numpy as np
 
 from hybrid.attack import Attack
 from hybrid.events import event_from_json
-from hybrid.formats import eps_value, output_from_json, params_to_json, value_to_json
+from hybrid.formats import eps_value, output_from_json, output_to_json, params_to_json, value_to_json
 from samplers import catalogue
 from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.exact import fraction_str
@@ -248,13 +248,28 @@ def certify(witness: Witness, backend: str = "auto") -> Certificate:
     exact = get_backend(program, backend)
     x, xp = exact.check_pair(witness.x, witness.x_prime)
     if isinstance(witness.event, list):  # a set event: the backend counts it without listing outputs
+        _check_outputs(program, witness.event)
         return Certificate(witness, exact.event_probability(x, witness.event),
                            exact.event_probability(xp, witness.event), exact.name)
     px, pxp = exact.distribution(x), exact.distribution(xp)
     support = sorted(set(px) | set(pxp), key=lambda o: o if isinstance(o, tuple) else (o,))
-    weight = dict(zip(support, witness.event(support)))
+    try:  # the event came from a file: it may not fit this mechanism's outputs
+        weight = dict(zip(support, witness.event(support)))
+    except (IndexError, ValueError, OverflowError, TypeError) as e:
+        raise WitnessFileError(f"the event {short_repr(witness.event_json)} cannot be evaluated on the outputs "
+                               f"of {program.name}: {e}") from None
     return Certificate(witness, sum((p * weight[o] for o, p in px.items()), Fraction(0)),
                        sum((p * weight[o] for o, p in pxp.items()), Fraction(0)), exact.name)
+
+
+def _check_outputs(program: Any, outputs: list[Any]) -> None:
+    """Every output of a set event has the program's shape (an int, or a tuple of its arity)."""
+    arity = len(program.outputs) if program.tuple_output else None
+    for o in outputs:
+        if (len(o) if isinstance(o, tuple) else None) != arity:
+            shape = f"a list of {arity} values" if arity else "a single value"
+            raise WitnessFileError(f"event output {short_repr(output_to_json(o))} does not fit {program.name}, "
+                                   f"whose outputs are {shape}")
 
 
 def certify_file(path: str | Path, *, backend: str = "auto", **kw: Any) -> list[Certificate]:
