@@ -12,6 +12,12 @@ always stated with x in the numerator.
 :class:`StatDPTester` keeps both batches per pair, so a p-value-versus-eps scan and the
 bisection that brackets eps (largest rejected, smallest not rejected) sample only once.
 Everything is seeded.
+
+The bisection's ends are not a confidence interval: each probe is its own test with
+its own event, and the smallest eps not rejected says nothing about eps from above.
+What testing alone can state is :meth:`StatDPTester.lower_bound`: a one-sided lower
+confidence bound, valid at the stated confidence, from an event chosen on the
+selection batch and counted on a fresh batch it never saw.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from hybrid.binomial import log_ratio_lower
 from hybrid.events import Candidates, Event, feature_candidates, product_candidates
 from hybrid.features import Feature, default_features
 from hybrid.fisher import approximate_z, stratified_uniforms, thinned_pvalues, thinning_uniforms
@@ -57,8 +64,25 @@ class Detection:
 
 
 @dataclass
+class LowerBound:
+    """``eps >= eps_lower`` with confidence ``confidence``, and the evidence for it."""
+
+    eps_lower: float
+    confidence: float
+    pair: Pair  # x in the numerator
+    event: Event
+    counts: tuple[int, int]  # hits on the fresh batches: (under x, under x')
+    n: int  # fresh samples per input
+
+    def to_json(self) -> dict[str, Any]:
+        return {"eps_lower": self.eps_lower, "confidence": self.confidence, "x": list(self.pair.x),
+                "x_prime": list(self.pair.x_prime), "event": self.event.to_json(),
+                "event_description": self.event.describe(), "counts": list(self.counts), "samples": self.n}
+
+
+@dataclass
 class Interval:
-    """The statistical interval of eps from a bisection on the p-value."""
+    """The bisection on the p-value, and the valid one-sided bound (see the module docstring)."""
 
     lo: float  # largest eps rejected (0 when none was)
     hi: float  # smallest eps not rejected (inf when every probe was rejected)
@@ -66,6 +90,12 @@ class Interval:
     accepted: Detection | None  # the detection at ``hi``
     alpha: float
     probes: list[Detection] = field(default_factory=list)
+    lower: LowerBound | None = None  # eps >= lower.eps_lower with confidence 1 - alpha
+
+    @property
+    def one_sided(self) -> list[float]:
+        """``[bound, inf]``: what testing alone states about eps, with confidence ``1 - alpha``."""
+        return [self.lower.eps_lower if self.lower is not None else 0.0, math.inf]
 
 
 class StatDPTester:
@@ -178,6 +208,32 @@ class StatDPTester:
         self.progress(f"testing eps = {eps:.4g}")
         return self.test(eps, pair, event, p_sel)
 
+    def lower_bound(self, alpha: float = 0.05) -> LowerBound | None:
+        """A one-sided lower confidence bound on eps, valid with confidence ``1 - alpha``.
+
+        The event, its pair and its direction maximise the bound on the selection batch
+        alone; the bound itself, ``ln CP_lower(cx) - ln CP_upper(cy)`` with each
+        Clopper-Pearson bound at ``alpha / 2``, is computed on the pair's fresh batch,
+        which the choice never saw.  So ``P(bound > ln(P(E|x) / P(E|x'))) <= alpha``,
+        and the mechanism's eps is at least that log-ratio.  None without any event.
+        """
+        if not 0 < alpha < 1:
+            raise ParameterError(f"alpha must lie in (0, 1), got {alpha}")
+        cands, owner = self.selection()
+        if not len(cands.events):
+            return None
+        n = self.n_select
+        forward = log_ratio_lower(cands.cx, n, cands.cy, n, alpha / 2)
+        backward = log_ratio_lower(cands.cy, n, cands.cx, n, alpha / 2)
+        best = int(np.argmax(np.maximum(forward, backward)))
+        pair, event = self.pairs[int(owner[best])], cands.events[best]
+        sx, sy = self.fresh(pair)
+        cx, cy = int(event.mask(sx).sum()), int(event.mask(sy).sum())
+        if backward[best] > forward[best]:
+            pair, cx, cy = Pair(pair.x_prime, pair.x, pair.origin + " (event favours x')"), cy, cx
+        bound = float(log_ratio_lower(cx, len(sx), cy, len(sy), alpha / 2))
+        return LowerBound(bound, 1 - alpha, pair, event, (cx, cy), len(sx))
+
     def scan(self, eps_values: Sequence[float]) -> list[Detection]:
         """The p-value at each eps (StatDP's p-value-versus-eps plot)."""
         return [self.detect(e) for e in eps_values]
@@ -188,8 +244,9 @@ class StatDPTester:
 
         ``lo`` is the largest eps rejected at level ``alpha`` and ``hi`` the smallest not
         rejected, each with its detection (StatDP-Fixed's exponential and binary search).
-        Every probe is a separate test at level alpha; the interval is a statistical
-        statement, not a certificate.
+        Every probe is a separate test at level alpha, so ``[lo, hi]`` is no confidence
+        interval (``lo`` may exceed eps); ``lower`` is the bound that is valid with
+        confidence ``1 - alpha`` (:meth:`lower_bound`).
         """
         probes: list[Detection] = []
         lo, hi, rej, acc = 0.0, math.inf, None, None
@@ -204,10 +261,12 @@ class StatDPTester:
                 break
         while hi < math.inf and hi - lo > precision:
             mid = (lo + hi) / 2
+            if not lo < mid < hi:  # adjacent floats: a precision below float resolution
+                break
             d = self.detect(mid)
             probes.append(d)
             if d.p_value <= alpha:
                 lo, rej = mid, d
             else:
                 hi, acc = mid, d
-        return Interval(lo, hi, rej, acc, alpha, probes)
+        return Interval(lo, hi, rej, acc, alpha, probes, self.lower_bound(alpha))

@@ -18,14 +18,14 @@ from hybrid.audit import classic_audit
 from hybrid.results import Candidate, StatResult, sampler_identity
 from hybrid.sniper import SniperTester
 from hybrid.seeds import derive_seed
-from hybrid.statdp import Detection, StatDPTester
+from hybrid.statdp import Detection, LowerBound, StatDPTester
 from samplers.errors import ParameterError
 from samplers.seed import check_seed
 
 Progress = Callable[[str], None] | None
 
 
-def _candidate(sampler: Any, d: Detection, interval: tuple[float, float], method: str) -> Candidate:
+def _candidate(sampler: Any, d: Detection | LowerBound, interval: tuple[float, float], method: str) -> Candidate:
     name, params = sampler_identity(sampler)
     return Candidate(name, params, d.pair.x, d.pair.x_prime, d.event, interval, method)
 
@@ -55,16 +55,21 @@ def statdp_test(sampler: Any, eps: float, *, samples: int = 500_000, alpha: floa
 
 def statdp_interval(sampler: Any, *, samples: int = 500_000, alpha: float = 0.05, precision: float = 0.01,
                     seed: int = 0, progress: Progress = None, **kw: Any) -> StatResult:
-    """The statistical interval of eps from StatDP-style tests (largest rejected, smallest not)."""
+    """A lower confidence bound on eps from StatDP-style testing (valid with confidence ``1 - alpha``).
+
+    ``extra`` keeps the bisection (largest eps rejected, smallest not rejected), which is
+    no confidence interval, and the bound's event and counts.
+    """
     t0 = time.perf_counter()
     tester = StatDPTester(sampler, n_test=samples, n_select=kw.pop("n_select", max(1000, samples // 5)),
                           seed=seed, progress=progress, **kw)
     iv = tester.interval(alpha=alpha, precision=precision)
-    best = iv.rejected or iv.accepted
-    cand = _candidate(sampler, best, (iv.lo, iv.hi), "statdp") if best else None
-    return StatResult("statdp", cand, iv.lo, 1 - alpha, seed, samples,
+    b = iv.lower
+    cand = _candidate(sampler, b, tuple(iv.one_sided), "statdp") if b else None
+    return StatResult("statdp", cand, iv.one_sided[0], 1 - alpha, seed, samples,
                       {**tester.timings, "total": time.perf_counter() - t0}, precision=precision,
-                      extra={"alpha": alpha, "probes": [p.to_json() for p in iv.probes]})
+                      extra={"alpha": alpha, "lower_bound": b.to_json() if b else None,
+                             "bisection": [iv.lo, iv.hi], "probes": [p.to_json() for p in iv.probes]})
 
 
 def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: float = 0.9, seed: int = 0,

@@ -42,8 +42,10 @@ def test_estimate_text_and_json(capsys):
     assert "eps >= " in text and "not certified" in text
     out = _json(capsys, ["estimate", "report_noisy_max1", "-p", "eps=0.7", "--method", "statdp", "--samples",
                          "100000", "--precision", "0.1", "--json"])
-    lo, hi = out["stat_interval"]
-    assert 0 < lo < hi and out["precision"] == 0.1
+    lo, hi = out["stat_interval"]  # one-sided: eps >= lo with the stated confidence
+    assert 0 < lo == out["eps_lower"] and hi == "inf" and out["precision"] == 0.1 and out["confidence"] == 0.9
+    b0, b1 = out["bisection"]
+    assert b0 < b1
 
 
 @pytest.mark.parametrize("argv,msg", [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 
 from hybrid.cli import argtypes
 from hybrid.cli.common import emit_json
@@ -39,12 +38,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(res.to_json())
         return 0
-    c = res.candidate
-    lo, hi = c.stat_interval if c else (0.0, math.inf)
     print(f"{res.to_json()['mechanism']}: eps >= {res.eps_lower:.4f} with confidence {res.confidence:g} "
           f"[method {res.method}, seed {res.seed}, {n} samples]")
     if res.method == "statdp":
-        print(f"  statistical interval [{lo:.4f}, {hi:.4f}]")
+        lo, hi = res.extra["bisection"]
+        print(f"  StatDP bisection: largest eps rejected {lo:.4f}, smallest not rejected {hi:.4f} "
+              f"(separate tests at level {1 - res.confidence:g}: not a confidence interval)")
     else:
         print(f"  point estimate {res.extra['eps_hat']:.4f} at level c = {res.extra['c']:g}")
     print_witness(res)

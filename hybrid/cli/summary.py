@@ -29,8 +29,11 @@ def print_search(r: dict[str, Any]) -> None:
     else:
         c.print(f"  statistical lower bound: eps >= [bold]{_fmt_eps(r['eps_lower'])}[/bold] (not certified)")
     if r.get("stat_interval"):
-        lo, hi = r["stat_interval"]
-        c.print(f"  testing alone: eps in [{_fmt_eps(lo)}, {_fmt_eps(hi)}] (statistical interval)")
+        lo = r["stat_interval"][0]
+        conf = r.get("stat_confidence")
+        c.print(f"  testing alone: eps >= {_fmt_eps(lo)} with confidence {conf:g} (StatDP-style test, "
+                f"one-sided; not certified)" if conf is not None else
+                f"  testing alone: eps >= {_fmt_eps(lo)} (statistical, not certified)")
     if r.get("eps_upper") is not None:
         c.print(f"  global verification: eps <= {_fmt_eps(r['eps_upper'])}"
                 + ("" if r.get("proved_dp") is None else f", proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"))
