@@ -221,7 +221,19 @@ def _statdp_witness(row: Any, mech: Mechanism, claimed: float | None) -> Witness
 
 
 def parse_witnesses(data: Any, *, mechanism: str | None = None, claimed_eps: float | None = None) -> list[Witness]:
-    """The witnesses in a parsed file (see the module docstring for the formats)."""
+    """The witnesses in a parsed file (see the module docstring for the formats).
+
+    ``mechanism`` names the mechanism of a StatDP result list; given with witnesses that
+    name their own, it must be theirs (a mismatch is an error, never silently ignored).
+    """
+    if mechanism is not None and not (isinstance(data, list) and data and all(isinstance(r, list) for r in data)):
+        wanted = _mechanism(mechanism)
+        found = parse_witnesses(data, claimed_eps=claimed_eps)
+        other = next((w.mechanism.name for w in found if w.mechanism is not wanted), None)
+        if other is not None:
+            raise WitnessFileError(f"the file's witness is for {other}, not {wanted.name} (--mechanism is for "
+                                   "StatDP result lists, which do not name theirs)")
+        return found
     if isinstance(data, dict) and "witness" in data and isinstance(data["witness"], dict):
         claim = claimed_eps if claimed_eps is not None else data.get("claimed_eps")
         return [_own_witness(data["witness"], claim)]

@@ -131,6 +131,8 @@ CASES = [
     _bad("certify", "{d}/attack_shapes.json", msg="shapes do not chain"),
     _bad("certify", "{d}/feature_index.json", msg="cannot be evaluated"),
     _bad("certify", "{d}/x_fraction.json", "--eps", "nan", msg="--eps"),
+    _bad("certify", "{d}/event_shape.json", "--mechanism", "rr", msg="is for svt_geom, not rr"),
+    _bad("certify", "{d}/event_shape.json", "--mechanism", "nope", msg="unknown mechanism"),
     _bad("pufferfish", "{d}/empty.json", "--c", "2", msg="not valid JSON"),
     _bad("pufferfish", "{d}/model_params.json", "--c", "2", msg="must be an object"),
     _bad("pufferfish", "{d}/model_entries.json", "--c", "2", msg="must be an object"),
@@ -193,6 +195,8 @@ def test_json_output_never_holds_nan_or_infinity(capsys):
     text = capsys.readouterr().out
     d = _strict_json(text)
     assert "NaN" not in text and "Infinity" not in text and d["stat_interval"][1] == "inf"
+    assert main(["pufferfish", "--list", "--json"]) == 0  # was one name a line
+    assert "geometric_dp" in {m["name"] for m in _strict_json(capsys.readouterr().out)}
 
 
 def test_plot_without_extension_is_written_as_png_and_reported(tmp_path, capsys):
