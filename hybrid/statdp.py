@@ -40,6 +40,8 @@ from samplers.errors import ParameterError
 from samplers.seed import check_seed
 
 Progress = Callable[[str], None]
+TOP_BY_BOUND = 2  # candidates of the lower bound with the best selection-batch bound ...
+SELECTION_GRID = tuple(0.01 * 2**k for k in range(12))  # ... and StatDP's pick at each of these eps
 RARE = 0.001  # StatDP: an event needs cx + cy > RARE * n * e^eps hits on the first batch
 SCREEN = 64  # events whose exact first-batch p-value is computed
 
@@ -171,6 +173,15 @@ class StatDPTester:
     def select(self, eps: float) -> tuple[Pair, Event, float]:
         """The pair and event with the smallest first-batch p-value at ``eps``."""
         cands, owner = self.selection()
+        best, p = self._select_index(eps)
+        pair = self.pairs[int(owner[best])]
+        if cands.cy[best] > cands.cx[best]:
+            pair = Pair(pair.x_prime, pair.x, pair.origin + " (event favours x')")
+        return pair, cands.events[best], p  # p is NaN when every event was rare
+
+    def _select_index(self, eps: float) -> tuple[int, float]:
+        """The candidate :meth:`select` picks at ``eps``, and its first-batch p-value."""
+        cands, _ = self.selection()
         t = time.perf_counter()
         hi, lo = np.maximum(cands.cx, cands.cy), np.minimum(cands.cx, cands.cy)
         p = np.full(len(hi), np.inf)
@@ -186,10 +197,7 @@ class StatDPTester:
         ratio = np.log((hi + 0.5) / (lo + 0.5))
         best = int(np.lexsort((-ratio, np.nan_to_num(p, nan=-1.0)))[0])
         self.timings["select"] += time.perf_counter() - t
-        pair = self.pairs[int(owner[best])]
-        if cands.cy[best] > cands.cx[best]:
-            pair = Pair(pair.x_prime, pair.x, pair.origin + " (event favours x')")
-        return pair, cands.events[best], float(p[best])  # NaN when every event was rare
+        return best, float(p[best])
 
     def test(self, eps: float, pair: Pair, event: Event, selection_p: float = math.nan) -> Detection:
         """The p-value of ``(pair, event)`` at ``eps`` on the fresh batches."""
@@ -211,11 +219,15 @@ class StatDPTester:
     def lower_bound(self, alpha: float = 0.05) -> LowerBound | None:
         """A one-sided lower confidence bound on eps, valid with confidence ``1 - alpha``.
 
-        The event, its pair and its direction maximise the bound on the selection batch
-        alone; the bound itself, ``ln CP_lower(cx) - ln CP_upper(cy)`` with each
-        Clopper-Pearson bound at ``alpha / 2``, is computed on the pair's fresh batch,
-        which the choice never saw.  So ``P(bound > ln(P(E|x) / P(E|x'))) <= alpha``,
-        and the mechanism's eps is at least that log-ratio.  None without any event.
+        A few candidate events are chosen on the selection batch alone: the ones with the
+        largest Clopper-Pearson bound of the log-ratio there, and the ones StatDP's
+        selection picks on a grid of eps up to twice that bound (events built from the
+        selection batch can overfit it, as sets of outputs seen under one input only do).  Each is counted
+        on its pair's fresh batch, which no choice saw, and bounded by
+        ``ln CP_lower(cx) - ln CP_upper(cy)`` with each Clopper-Pearson bound at
+        ``alpha / (2K)`` for K candidates; the largest bound holds with probability at
+        least ``1 - alpha`` (a union bound), and the mechanism's eps is at least the
+        log-ratio of any event.  None without any event.
         """
         if not 0 < alpha < 1:
             raise ParameterError(f"alpha must lie in (0, 1), got {alpha}")
@@ -225,14 +237,21 @@ class StatDPTester:
         n = self.n_select
         forward = log_ratio_lower(cands.cx, n, cands.cy, n, alpha / 2)
         backward = log_ratio_lower(cands.cy, n, cands.cx, n, alpha / 2)
-        best = int(np.argmax(np.maximum(forward, backward)))
-        pair, event = self.pairs[int(owner[best])], cands.events[best]
-        sx, sy = self.fresh(pair)
-        cx, cy = int(event.mask(sx).sum()), int(event.mask(sy).sum())
-        if backward[best] > forward[best]:
-            pair, cx, cy = Pair(pair.x_prime, pair.x, pair.origin + " (event favours x')"), cy, cx
-        bound = float(log_ratio_lower(cx, len(sx), cy, len(sy), alpha / 2))
-        return LowerBound(bound, 1 - alpha, pair, event, (cx, cy), len(sx))
+        score = np.maximum(forward, backward)
+        grid = [e for e in SELECTION_GRID if e <= 2 * score.max() + SELECTION_GRID[1]]  # beyond: only rare events
+        chosen = dict.fromkeys([*np.argsort(-score, kind="stable")[:TOP_BY_BOUND].tolist(),
+                                *(self._select_index(e)[0] for e in grid)])
+        each = alpha / (2 * len(chosen))
+        bounds = []
+        for i in chosen:
+            pair, event = self.pairs[int(owner[i])], cands.events[i]
+            sx, sy = self.fresh(pair)
+            cx, cy = int(event.mask(sx).sum()), int(event.mask(sy).sum())
+            if cands.cy[i] > cands.cx[i]:  # the direction the selection batch favours
+                pair, cx, cy = Pair(pair.x_prime, pair.x, pair.origin + " (event favours x')"), cy, cx
+            bound = float(log_ratio_lower(cx, len(sx), cy, len(sy), each))
+            bounds.append(LowerBound(bound, 1 - alpha, pair, event, (cx, cy), len(sx)))
+        return max(bounds, key=lambda b: b.eps_lower)
 
     def scan(self, eps_values: Sequence[float]) -> list[Detection]:
         """The p-value at each eps (StatDP's p-value-versus-eps plot)."""

@@ -31,9 +31,8 @@ def print_search(r: dict[str, Any]) -> None:
     if r.get("stat_interval"):
         lo = r["stat_interval"][0]
         conf = r.get("stat_confidence")
-        c.print(f"  testing alone: eps >= {_fmt_eps(lo)} with confidence {conf:g} (StatDP-style test, "
-                f"one-sided; not certified)" if conf is not None else
-                f"  testing alone: eps >= {_fmt_eps(lo)} (statistical, not certified)")
+        level = f"confidence {conf:g}, " if conf is not None else ""
+        c.print(f"  testing alone: eps >= {_fmt_eps(lo)} ({level}one-sided; not certified)")
     if r.get("eps_upper") is not None:
         c.print(f"  global verification: eps <= {_fmt_eps(r['eps_upper'])}"
                 + ("" if r.get("proved_dp") is None else f", proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"))
