@@ -17,6 +17,7 @@ from typing import Any
 from samplers.errors import DPHybridError
 
 MAX_DEPTH = 64  # nesting levels of lists and objects in a user file (ours use at most 6)
+MAX_BYTES = 256 * 2**20  # a witness or model file this large is not one (ours are kilobytes)
 
 
 def short_repr(v: Any, limit: int = 80) -> str:
@@ -49,13 +50,15 @@ def as_int(v: Any, where: str, *, error: type[DPHybridError] = DPHybridError) ->
 
 
 def read_text(path: str | Path, *, error: type[DPHybridError] = DPHybridError) -> str:
-    """The UTF-8 text of a regular file (not a directory, a FIFO or a device)."""
+    """The UTF-8 text of a regular file (not a directory, a FIFO or a device) of at most :data:`MAX_BYTES`."""
     p = Path(path)
     try:
         if not p.exists():
             raise error(f"no such file: {path}")
         if not p.is_file():
             raise error(f"{path} is not a regular file")
+        if p.stat().st_size > MAX_BYTES:
+            raise error(f"{path} is {p.stat().st_size} bytes, more than the {MAX_BYTES} a file we read may have")
         return p.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise error(f"{path} is not UTF-8 text (byte {e.start}: {e.reason})") from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,8 @@ CASES = [
     # foreign, binary, empty files and directories
     _bad("certify", "{d}", msg="not a regular file"),
     _bad("certify", "{d}/latin1.json", msg="not UTF-8"),
+    _bad("certify", "{d}/fifo.json", msg="not a regular file"),
+    _bad("pufferfish", "/dev/zero", "--c", "2", msg="not a regular file"),
     _bad("certify", "{d}/empty.json", msg="not valid JSON"),
     _bad("certify", "{d}/notes.txt", msg="not valid JSON"),
     _bad("certify", "{d}/event_shape.json", msg="does not fit svt_geom"),
@@ -149,11 +152,12 @@ def folder(tmp_path: Path) -> Path:
     for name, content in FILES.items():
         data = content if isinstance(content, bytes) else json.dumps(content).encode()
         (tmp_path / name).write_bytes(data)
+    os.mkfifo(tmp_path / "fifo.json")  # reading it would block forever
     return tmp_path
 
 
 def _snapshot(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "not a file"
             for p in sorted(root.rglob("*"))}
 
 
