@@ -12,6 +12,7 @@ discrete mechanism and certify ``P(M(x) in S) / P(M(x') in S)`` exactly, as
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,9 +57,36 @@ class Model:
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> "Model":
-        return Model(d["kind"], np.asarray(d["mean"], float), np.asarray(d["scale"], float),
-                     tuple(np.asarray(w, float).reshape(len(w), -1) for w in d["weights"]),
-                     tuple(np.asarray(b, float).ravel() for b in d["biases"]))
+        m = Model(d["kind"], np.asarray(d["mean"], float), np.asarray(d["scale"], float),
+                  tuple(np.asarray(w, float).reshape(len(w), -1) for w in d["weights"]),
+                  tuple(np.asarray(b, float).ravel() for b in d["biases"]))
+        m.check()
+        return m
+
+    def check(self, width: int | None = None) -> None:
+        """Shapes that chain (``width`` features in, one score out) and finite numbers.
+
+        The numba scorer does not check bounds, so a model read from a file is checked here.
+        """
+        def bad(why: str) -> MalformedEvent:
+            return MalformedEvent(f"malformed attack model: {why}")
+
+        if self.kind not in ("logistic", "mlp"):
+            raise bad(f"kind must be logistic or mlp, got {self.kind!r:.40}")
+        d_in = len(self.mean) if width is None else width
+        if self.mean.shape != (d_in,) or self.scale.shape != (d_in,):
+            raise bad(f"mean and scale must have one entry per feature ({d_in})")
+        if not self.weights or len(self.weights) != len(self.biases):
+            raise bad("it needs one bias vector per weight matrix, and at least one layer")
+        for w, b in zip(self.weights, self.biases):
+            if w.ndim != 2 or w.shape[0] != d_in or b.shape != (w.shape[1],):
+                raise bad("the layers' shapes do not chain")
+            d_in = w.shape[1]
+        if d_in != 1:
+            raise bad("the last layer must give one score")
+        arrays = (self.mean, self.scale, *self.weights, *self.biases)
+        if not all(np.isfinite(a).all() for a in arrays) or (self.scale == 0).any():
+            raise bad("every number must be finite and every scale nonzero")
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,6 +104,7 @@ class Attack(Event):
 
     def scores(self, samples: np.ndarray) -> np.ndarray:
         if self.transform.joint:  # a score per joint output (and one for unseen outputs)
+            self.transform.check_fits(samples)
             return self._table()[joint_index(samples, self.transform.joint)]
         if len(samples) <= BATCH:
             return self.model.scores(self.transform(samples))
@@ -113,10 +142,14 @@ class Attack(Event):
     def from_json(obj: Any) -> "Attack":
         try:
             a = obj["attack"]
-            return Attack(tuple(a["x"]), tuple(a["x_prime"]), Transform.from_json(a["transform"]),
-                          Model.from_json(a["model"]), float(a["t"]), float(a["q"]), float(a["c"]))
-        except (KeyError, TypeError, ValueError) as e:
-            raise MalformedEvent(f"malformed attack: {e}") from None
+            attack = Attack(tuple(a["x"]), tuple(a["x_prime"]), Transform.from_json(a["transform"]),
+                            Model.from_json(a["model"]), float(a["t"]), float(a["q"]), float(a["c"]))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise MalformedEvent(f"malformed attack: {e!s:.200}") from None
+        attack.model.check(attack.transform.width)
+        if math.isnan(attack.t) or not 0 <= attack.q <= 1:
+            raise MalformedEvent(f"malformed attack: threshold t {attack.t} or tie probability q {attack.q} out of range")
+        return attack
 
     def describe(self) -> str:
         return (f"{self.model.kind} attack (transform {self.transform.name}): score > {self.t:.6g}, "

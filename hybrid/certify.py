@@ -8,7 +8,8 @@ Accepted inputs (a JSON file or the parsed object):
   projections, products);
 - StatDP's result list ``[[epsilon, p, d1, d2, kwargs, event], ...]`` (the mechanism named
   separately, since StatDP's results do not name it): each event component is a value
-  (categorical output) or an interval ``[-inf, a]`` meaning ``-inf < o < a``;
+  (categorical output) or an open interval ``[lo, hi]`` meaning ``lo < o < hi`` (StatDP writes
+  ``lo = -inf``; ends may be numbers or ``"inf"`` / ``"-inf"``);
 - the randomised threshold attack exported by ``hybrid.sniper`` as an event (the fitted
   model, its scaler and feature transform, threshold ``t`` and tie probability ``q``),
   whose probability ``P(S) = P(score > t) + q P(score = t)`` is computed exactly over the
@@ -22,7 +23,6 @@ violation of eps-DP holds when the ratio exceeds the upper end of the bracket of
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -33,11 +33,12 @@ import numpy as np
 
 from hybrid.attack import Attack
 from hybrid.events import event_from_json
-from hybrid.formats import output_from_json, params_to_json
+from hybrid.formats import eps_value, output_from_json, output_to_json, params_to_json, value_to_json
 from samplers import catalogue
-from samplers.errors import DPHybridError
+from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.exact import fraction_str
 from samplers.lang.mechanism import Mechanism
+from samplers.readers import read_json, short_repr
 from verifiers.backends import get_backend
 from verifiers.epsilon import eps_lower, eps_upper, exceeds_exp
 from verifiers.ratio import INF, ratio, ratio_str
@@ -59,7 +60,7 @@ class Witness:
     x_prime: tuple[int, ...]
     event: list[Any] | Weigh  # a set of outputs, or S(o) for each output: 1, 0 (or q for an attack)
     event_json: Any
-    claimed_eps: float | None = None
+    claimed_eps: float | Fraction | None = None
     source: str = "dphybrid"
     extra: dict[str, Any] | None = None
 
@@ -67,12 +68,9 @@ class Witness:
         if self.claimed_eps is None:
             return
         try:
-            eps = float(self.claimed_eps)
-        except (TypeError, ValueError):
-            eps = math.nan
-        if not (math.isfinite(eps) and eps >= 0):
-            raise WitnessFileError(f"the claimed eps must be a finite non-negative number, got {self.claimed_eps!r}")
-        self.claimed_eps = eps
+            self.claimed_eps = eps_value(self.claimed_eps, "the claimed eps")
+        except ParameterError as e:
+            raise WitnessFileError(str(e)) from None
 
 
 @dataclass
@@ -107,21 +105,33 @@ class Certificate:
             "p_x": fraction_str(self.p_x), "p_x_prime": fraction_str(self.p_x_prime),
             "ratio": ratio_str(r), "eps_lower": "inf" if lo == INF else lo,
             "eps_upper": "inf" if r == INF else (eps_upper(r) if r else 0.0),
-            "claimed_eps": w.claimed_eps, "violation_holds": self.violation_holds,
+            "claimed_eps": value_to_json(w.claimed_eps), "violation_holds": self.violation_holds,
             "certified": True, "backend": self.backend, **(w.extra or {}),
         }
 
 
 def _mechanism(name: Any) -> Mechanism:
     if not isinstance(name, str):
-        raise WitnessFileError(f"the mechanism must be a name, got {name!r}")
+        raise WitnessFileError(f"the mechanism must be a name, got {short_repr(name)}")
     return catalogue.get(name)
 
 
+def _coordinate(a: Any) -> int:
+    """An integer input coordinate (an integral float such as ``1.0`` is that integer)."""
+    if isinstance(a, int) and not isinstance(a, bool):
+        return a
+    if isinstance(a, float) and math.isfinite(a) and a.is_integer():
+        return int(a)
+    raise ValueError(a)
+
+
 def _point(v: Any, what: str) -> tuple[int, ...]:
-    if not isinstance(v, list) or not all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in v):
-        raise WitnessFileError(f"{what} must be a list of integers, got {v!r}")
-    return tuple(v)
+    try:
+        if not isinstance(v, list) or not v:
+            raise ValueError(v)
+        return tuple(_coordinate(a) for a in v)
+    except ValueError:
+        raise WitnessFileError(f"{what} must be a nonempty list of integers, got {short_repr(v)}") from None
 
 
 def _indicator(member: Callable[[Any], bool]) -> Weigh:
@@ -136,7 +146,7 @@ def _event(raw: Any) -> list[Any] | Weigh:
         except DPHybridError as e:
             raise WitnessFileError(f"event: {e}") from None
     if not isinstance(raw, dict):
-        raise WitnessFileError(f"event must be a list of outputs or an event object, got {raw!r}")
+        raise WitnessFileError(f"event must be a list of outputs or an event object, got {short_repr(raw)}")
     try:
         event = event_from_json(raw)
     except DPHybridError as e:
@@ -166,18 +176,27 @@ def _own_witness(d: Mapping[str, Any], claimed: float | None) -> Witness:
                    _event(d["event"]), d["event"], claim)
 
 
+def _statdp_bound(v: Any) -> float:
+    """An end of a StatDP interval: a number, or ``"inf"`` / ``"-inf"`` (JSON has no infinities)."""
+    if isinstance(v, str) and v.strip().lower() in ("inf", "+inf", "-inf", "infinity", "-infinity"):
+        return -math.inf if v.strip().startswith("-") else math.inf
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v):
+        return float(v)
+    raise WitnessFileError(f"StatDP interval end {short_repr(v)} is not a number")
+
+
 def _statdp_component(c: Any) -> Callable[[Any], bool]:
     if isinstance(c, list) and len(c) == 2:
-        hi = float(c[1])
-        return lambda v: v < hi  # StatDP's numeric events are open intervals (-inf, a)
-    if isinstance(c, (int, float)) and not isinstance(c, bool):
+        lo, hi = _statdp_bound(c[0]), _statdp_bound(c[1])
+        return lambda v: lo < v < hi  # StatDP's numeric events are open intervals (lo, hi), lo = -inf
+    if isinstance(c, (int, float)) and not isinstance(c, bool) and not math.isnan(c):
         return lambda v, c=c: v == c
-    raise WitnessFileError(f"StatDP event component {c!r} is neither a value nor an interval [lo, hi]")
+    raise WitnessFileError(f"StatDP event component {short_repr(c)} is neither a value nor an interval [lo, hi]")
 
 
 def _statdp_witness(row: Any, mech: Mechanism, claimed: float | None) -> Witness:
     if not isinstance(row, list) or len(row) != 6:
-        raise WitnessFileError(f"a StatDP result is [epsilon, p, d1, d2, kwargs, event], got {row!r}")
+        raise WitnessFileError(f"a StatDP result is [epsilon, p, d1, d2, kwargs, event], got {short_repr(row)}")
     eps, p, d1, d2, kwargs, event = row
     if not isinstance(kwargs, dict):
         raise WitnessFileError("StatDP kwargs must be an object")
@@ -200,7 +219,19 @@ def _statdp_witness(row: Any, mech: Mechanism, claimed: float | None) -> Witness
 
 
 def parse_witnesses(data: Any, *, mechanism: str | None = None, claimed_eps: float | None = None) -> list[Witness]:
-    """The witnesses in a parsed file (see the module docstring for the formats)."""
+    """The witnesses in a parsed file (see the module docstring for the formats).
+
+    ``mechanism`` names the mechanism of a StatDP result list; given with witnesses that
+    name their own, it must be theirs (a mismatch is an error, never silently ignored).
+    """
+    if mechanism is not None and not (isinstance(data, list) and data and all(isinstance(r, list) for r in data)):
+        wanted = _mechanism(mechanism)
+        found = parse_witnesses(data, claimed_eps=claimed_eps)
+        other = next((w.mechanism.name for w in found if w.mechanism is not wanted), None)
+        if other is not None:
+            raise WitnessFileError(f"the file's witness is for {other}, not {wanted.name} (--mechanism is for "
+                                   "StatDP result lists, which do not name theirs)")
+        return found
     if isinstance(data, dict) and "witness" in data and isinstance(data["witness"], dict):
         claim = claimed_eps if claimed_eps is not None else data.get("claimed_eps")
         return [_own_witness(data["witness"], claim)]
@@ -218,13 +249,7 @@ def parse_witnesses(data: Any, *, mechanism: str | None = None, claimed_eps: flo
 
 def load_witnesses(path: str | Path, **kw: Any) -> list[Witness]:
     """Read and parse a witness file."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise WitnessFileError(f"no such file: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise WitnessFileError(f"cannot read {path}: {e}") from None
-    return parse_witnesses(data, **kw)
+    return parse_witnesses(read_json(path, error=WitnessFileError), **kw)
 
 
 def certify(witness: Witness, backend: str = "auto") -> Certificate:
@@ -233,13 +258,28 @@ def certify(witness: Witness, backend: str = "auto") -> Certificate:
     exact = get_backend(program, backend)
     x, xp = exact.check_pair(witness.x, witness.x_prime)
     if isinstance(witness.event, list):  # a set event: the backend counts it without listing outputs
+        _check_outputs(program, witness.event)
         return Certificate(witness, exact.event_probability(x, witness.event),
                            exact.event_probability(xp, witness.event), exact.name)
     px, pxp = exact.distribution(x), exact.distribution(xp)
     support = sorted(set(px) | set(pxp), key=lambda o: o if isinstance(o, tuple) else (o,))
-    weight = dict(zip(support, witness.event(support)))
+    try:  # the event came from a file: it may not fit this mechanism's outputs
+        weight = dict(zip(support, witness.event(support)))
+    except (IndexError, ValueError, OverflowError, TypeError) as e:
+        raise WitnessFileError(f"the event {short_repr(witness.event_json)} cannot be evaluated on the outputs "
+                               f"of {program.name}: {e}") from None
     return Certificate(witness, sum((p * weight[o] for o, p in px.items()), Fraction(0)),
                        sum((p * weight[o] for o, p in pxp.items()), Fraction(0)), exact.name)
+
+
+def _check_outputs(program: Any, outputs: list[Any]) -> None:
+    """Every output of a set event has the program's shape (an int, or a tuple of its arity)."""
+    arity = len(program.outputs) if program.tuple_output else None
+    for o in outputs:
+        if (len(o) if isinstance(o, tuple) else None) != arity:
+            shape = f"a list of {arity} values" if arity else "a single value"
+            raise WitnessFileError(f"event output {short_repr(output_to_json(o))} does not fit {program.name}, "
+                                   f"whose outputs are {shape}")
 
 
 def certify_file(path: str | Path, *, backend: str = "auto", **kw: Any) -> list[Certificate]:

@@ -153,7 +153,7 @@ def _exit_with_supervisor() -> None:
 
 def _entry_main(runner: Callable[[Any], dict[str, Any]], entry: Any, numba_threads: int, answer: str) -> None:
     """The entry process: run, then leave the result or the error in ``answer`` (written atomically)."""
-    from hybrid.results_log import json_safe
+    from hybrid.formats import json_safe
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle; it stops us
     _exit_with_supervisor()

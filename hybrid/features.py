@@ -134,8 +134,8 @@ class Feature:
                 return Feature(kind, codes=tuple(float(c) for c in d.get("codes", ())))
             if kind == "identity":
                 return Feature(kind)
-        except (KeyError, TypeError, ValueError) as e:
-            raise MalformedEvent(f"malformed feature {d!r}: {e}") from None
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
+            raise MalformedEvent(f"malformed feature {d!r:.80}: {e}") from None
         raise MalformedEvent(f"unknown feature kind {d.get('kind')!r}" if isinstance(d, dict) else f"malformed feature {d!r}")
 
 

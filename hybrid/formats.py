@@ -1,7 +1,9 @@
-"""JSON forms of the values dphybrid reports: outputs, parameters, ratios.
+"""JSON forms of the values dphybrid reports: outputs, parameters, ratios, epsilons.
 
 Exact values stay exact: rationals are ``"p/q"`` strings, ratios ``"p/q"`` or
-``"inf"``; the halted output BOTTOM is the string ``"bottom"``.
+``"inf"``; the halted output BOTTOM is the string ``"bottom"``.  JSON has no NaN or
+infinity, so :func:`json_safe` writes infinities as ``"inf"`` / ``"-inf"`` and NaN
+(a statistic that does not exist) as ``null``.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from fractions import Fraction
 from typing import Any, Mapping
 
-from samplers.errors import DPHybridError
-from samplers.lang.exact import fraction_str
+from samplers.errors import DPHybridError, ParameterError
+from samplers.lang.exact import exact, fraction_str
 from samplers.lang.ir import BOTTOM, BOTTOM_CODE, INT64_MAX
 
 
@@ -98,3 +100,48 @@ def witness_to_json(mechanism: str, params: Mapping[str, Any], x: Any, x_prime: 
         "mechanism": mechanism, "params": params_to_json(params), "x": list(x),
         "x_prime": list(x_prime), "event": [output_to_json(o) for o in event],
     }
+
+
+def json_safe(v: Any) -> Any:
+    """``v`` with every float infinity as ``"inf"`` / ``"-inf"`` and NaN as ``None`` (valid JSON)."""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return None
+        return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(v, dict):
+        return {k: json_safe(e) for k, e in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [json_safe(e) for e in v]
+    return v
+
+
+def eps_value(v: Any, what: str = "eps") -> float | Fraction:
+    """A finite non-negative epsilon from a number or text.
+
+    A rational (``"7/10"`` or a Fraction) stays exact, as parameters do; a decimal is a
+    float, taken at its exact binary value by the exact backends.
+    """
+    try:
+        q = exact(v, what=what)  # refuses NaN, infinities, booleans and text that is no number
+    except ParameterError:
+        q = None
+    if q is None or q < 0:
+        raise ParameterError(f"{what} must be a finite non-negative number, got {v!r}")
+    if isinstance(v, Fraction) or (isinstance(v, str) and "/" in v):
+        return q
+    return float(v)
+
+
+def eps_text(v: float | Fraction) -> str:
+    """An epsilon for a person: ``7/10`` for a rational, ``0.7`` for a float."""
+    return fraction_str(v) if isinstance(v, Fraction) else f"{v:g}"
+
+
+def float_at_most(v: float | Fraction) -> float:
+    """The largest double not above ``v``: a claim compared with double bounds, soundly.
+
+    A certified double bound ``b > float_at_most(c)`` implies ``b > c``, and privacy
+    proved at ``float_at_most(c) <= c`` implies privacy at ``c``.
+    """
+    f = float(v)
+    return math.nextafter(f, -math.inf) if Fraction(f) > v else f

@@ -1,12 +1,56 @@
-"""Plots of results (matplotlib, the optional ``plot`` extra)."""
+"""Plots of results (matplotlib, the optional ``plot`` extra).
+
+:func:`plot_path` checks a plot's path before any work is done: its extension names
+the format (PNG, PDF or SVG; a path without one gets ``.png``, and the path written is
+the one reported), its folder exists, and a file already there is overwritten only if
+it is an image of that format (a results file is never clobbered by a plot).
+"""
 
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 from typing import Any, Sequence
 
 from hybrid.formats import lower_str, upper_str
 from samplers.errors import DPHybridError
+
+# the formats we write, each with the leading bytes of a file of that format
+FORMATS = {".png": (b"\x89PNG",), ".pdf": (b"%PDF",), ".svg": (b"<?xml", b"<svg")}
+
+
+def plot_path(path: str) -> Path:
+    """The path a plot will be written to, checked (see the module docstring)."""
+    p = Path(path)
+    if not p.name or path.endswith(os.sep):
+        raise DPHybridError(f"plot path {path!r} names no file")
+    if not p.suffix:
+        p = p.with_name(p.name + ".png")
+    suffix = p.suffix.lower()
+    if suffix not in FORMATS:
+        raise DPHybridError(f"plot {path}: unknown image format {p.suffix!r} (use one of {', '.join(FORMATS)})")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise DPHybridError(f"cannot write the plot {p}: no folder {folder}")
+    if p.exists() or p.is_symlink():
+        if not p.is_file():
+            raise DPHybridError(f"cannot write the plot {p}: it exists and is not a regular file")
+        if not _starts_with(p, FORMATS[suffix]):
+            raise DPHybridError(f"refusing to overwrite {p}: it is not a {suffix[1:].upper()} image")
+    elif not os.access(folder, os.W_OK):
+        raise DPHybridError(f"cannot write the plot {p}: folder {folder} is not writable")
+    _pyplot()  # matplotlib missing is an error now, not after the work
+    return p
+
+
+def _starts_with(p: Path, magics: tuple[bytes, ...]) -> bool:
+    try:
+        with p.open("rb") as f:
+            head = f.read(64).lstrip()
+    except OSError as e:
+        raise DPHybridError(f"cannot write the plot {p}: {e.strerror or e}") from None
+    return any(head.startswith(m) for m in magics)
 
 
 def _pyplot() -> Any:
@@ -20,18 +64,18 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save(plt: Any, fig: Any, path: str) -> None:
-    """Write the figure; an unwritable path is a one-line error, not a traceback."""
+def _save(plt: Any, fig: Any, path: str | Path) -> None:
+    """Write the figure in the format its extension names; an unwritable path is a one-line error."""
     fig.tight_layout()
     try:
-        fig.savefig(path, dpi=120)
+        fig.savefig(path, dpi=120, format=Path(path).suffix.lower().lstrip(".") or "png")
     except OSError as e:
         raise DPHybridError(f"cannot write the plot {path}: {e.strerror or e}") from None
     finally:
         plt.close(fig)
 
 
-def search_plot(result: dict[str, Any], path: str) -> None:
+def search_plot(result: dict[str, Any], path: str | Path) -> None:
     """The tester's p-value versus eps, with the statistical interval and the certified bracket."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -61,7 +105,7 @@ def search_plot(result: dict[str, Any], path: str) -> None:
 
 
 def bounds_plot(names: Sequence[str], ours: Sequence[float], claimed: Sequence[float | None],
-                references: dict[str, Sequence[float | None]], path: str, title: str) -> None:
+                references: dict[str, Sequence[float | None]], path: str | Path, title: str) -> None:
     """Bars of our lower bounds per entry against claimed eps and published bounds."""
     plt = _pyplot()
     import numpy as np

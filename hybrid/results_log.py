@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 from typing import Any, Sequence
 
+from hybrid.formats import json_safe
 from hybrid.suite_file import SuiteError, check_claimed_eps, check_reference
 from samplers.errors import DPHybridError
 from verifiers.ratio import parse_ratio
@@ -29,17 +30,6 @@ _BARE = frozenset('{}[]:,-+.0123456789eEtrufalsn')  # what compact JSON has outs
 
 class ResultsFileError(DPHybridError):
     """A results file is unreadable, locked by another run, or not in dphybrid's JSONL format."""
-
-
-def json_safe(obj: Any) -> Any:
-    """``obj`` with non-finite floats as JSON can hold them: ``"inf"``, ``"-inf"``, and null for nan."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    return obj
 
 
 def row_line(row: dict[str, Any]) -> bytes:

@@ -38,6 +38,7 @@ from hybrid.statdp import StatDPTester
 from samplers import catalogue
 from samplers.compile import compile_sampler
 from samplers.errors import ParameterError
+from samplers.seed import check_seed
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
 from verifiers.backends import get_backend
@@ -94,7 +95,8 @@ class SearchResult:
     backend: str | None
     precision: float
     seed: int
-    stat_interval: list[float] | None = None
+    stat_interval: list[float] | None = None  # testing alone: [eps lower bound, inf] ...
+    stat_confidence: float | None = None  # ... with this confidence
     bracket: list[float] | None = None
     eps_upper: float | None = None
     proved_dp: bool | None = None
@@ -116,6 +118,7 @@ class SearchResult:
             "ratio": None if self.ratio is None else ratio_str(self.ratio),
             "witness": self.witness, "backend": self.backend, "precision": self.precision,
             "seed": self.seed, "stat_interval": value_to_json(self.stat_interval),
+            "stat_confidence": self.stat_confidence,
             "bracket": value_to_json(self.bracket), "eps_upper": value_to_json(self.eps_upper),
             "proved_dp": self.proved_dp, "claimed_eps": self.claimed_eps, "refuted": self.refuted,
             "candidates": self.candidates, "growth": self.growth, "samples": self.samples,
@@ -331,8 +334,9 @@ def search(
     """
     if not precision > 0:
         raise ParameterError(f"precision must be positive, got {precision}")
-    if claimed_eps is not None and not claimed_eps >= 0:
-        raise ParameterError(f"claimed eps must be non-negative, got {claimed_eps}")
+    if claimed_eps is not None and not 0 <= claimed_eps < INF:
+        raise ParameterError(f"claimed eps must be a finite non-negative number, got {claimed_eps}")
+    check_seed(seed)
     if isinstance(mech, str):
         mech = catalogue.get(mech)
     budget = budget or Budget()
@@ -399,7 +403,8 @@ def _discrete(s: _Search, program: Program, mech: Mechanism | None) -> SearchRes
     result = SearchResult(
         mechanism=program.name, params=program.param_dict, certified=True, eps_lower=lower,
         ratio=result_ratio, witness=witness, backend=exact.name, precision=s.precision, seed=s.seed,
-        stat_interval=[interval.lo, interval.hi], bracket=bracket, eps_upper=eps_up, proved_dp=proved,
+        stat_interval=interval.one_sided, stat_confidence=1 - interval.alpha, bracket=bracket,
+        eps_upper=eps_up, proved_dp=proved,
         claimed_eps=s.claimed,
         candidates=[{"x": list(c.pair.x), "x_prime": list(c.pair.x_prime), "origin": c.pair.origin,
                      "ratio": ratio_str(c.ratio), "output": output_to_json(c.output)} for c in cands],
@@ -490,11 +495,13 @@ def _statistical(s: _Search, program: Program) -> SearchResult:
     result = SearchResult(
         mechanism=program.name, params=program.param_dict, certified=False, eps_lower=est.eps_lower,
         ratio=None, witness=est.candidate.witness() if est.candidate else None, backend=None,
-        precision=s.precision, seed=s.seed, stat_interval=[interval.lo, interval.hi], claimed_eps=s.claimed,
+        precision=s.precision, seed=s.seed, stat_interval=interval.one_sided,
+        stat_confidence=1 - interval.alpha, claimed_eps=s.claimed,
         candidates=[est.candidate.to_json()] if est.candidate else [],
         samples=s.samples + est.extra["outputs_drawn"],
         note=(f"{program.name} draws continuous noise, which no exact backend supports: eps_lower is the "
-              f"attack's bound at confidence {est.confidence:g}; the StatDP interval is a statistical statement"),
+              f"attack's bound at confidence {est.confidence:g}; stat_interval is the StatDP-style bound at confidence "
+              f"{1 - interval.alpha:g}"),
         pvalue_curve=[(d.eps, d.p_value) for d in interval.probes],
     )
     if est.extra.get("time_budget_truncated"):

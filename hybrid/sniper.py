@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from hybrid.attack import Attack, Model
-from hybrid.binomial import cp_lower, cp_upper
+from hybrid.binomial import cp_lower, cp_upper, log_ratio_lower
 from hybrid.features import row_keys
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
@@ -53,9 +53,7 @@ SIGMA = 0.0228  # one-sided level of a two-sigma bound
 def eps_bounds(k1: int, n1: int, k2: int, n2: int, alpha: float) -> tuple[float, float]:
     """``(estimate, lower bound)`` of ``ln(p1 / p2)`` from hit counts, each CP bound at ``alpha``."""
     est = math.inf if k2 == 0 and k1 > 0 else (0.0 if k1 == 0 else math.log(k1 / n1) - math.log(k2 / n2))
-    lo = cp_lower(k1, n1, alpha)
-    lcb = 0.0 if lo == 0 else max(0.0, math.log(lo) - math.log(cp_upper(k2, n2, alpha)))
-    return est, lcb
+    return est, float(log_ratio_lower(k1, n1, k2, n2, alpha))
 
 
 @dataclass

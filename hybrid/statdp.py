@@ -12,6 +12,12 @@ always stated with x in the numerator.
 :class:`StatDPTester` keeps both batches per pair, so a p-value-versus-eps scan and the
 bisection that brackets eps (largest rejected, smallest not rejected) sample only once.
 Everything is seeded.
+
+The bisection's ends are not a confidence interval: each probe is its own test with
+its own event, and the smallest eps not rejected says nothing about eps from above.
+What testing alone can state is :meth:`StatDPTester.lower_bound`: a one-sided lower
+confidence bound, valid at the stated confidence, from an event chosen on the
+selection batch and counted on a fresh batch it never saw.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from hybrid.binomial import log_ratio_lower
 from hybrid.events import Candidates, Event, feature_candidates, product_candidates
 from hybrid.features import Feature, default_features
 from hybrid.fisher import approximate_z, stratified_uniforms, thinned_pvalues, thinning_uniforms
@@ -30,8 +37,11 @@ from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
 from hybrid.timing import sample_timed
 from samplers.errors import ParameterError
+from samplers.seed import check_seed
 
 Progress = Callable[[str], None]
+TOP_BY_BOUND = 2  # candidates of the lower bound with the best selection-batch bound ...
+SELECTION_GRID = tuple(0.01 * 2**k for k in range(12))  # ... and StatDP's pick at each of these eps
 RARE = 0.001  # StatDP: an event needs cx + cy > RARE * n * e^eps hits on the first batch
 SCREEN = 64  # events whose exact first-batch p-value is computed
 
@@ -56,8 +66,25 @@ class Detection:
 
 
 @dataclass
+class LowerBound:
+    """``eps >= eps_lower`` with confidence ``confidence``, and the evidence for it."""
+
+    eps_lower: float
+    confidence: float
+    pair: Pair  # x in the numerator
+    event: Event
+    counts: tuple[int, int]  # hits on the fresh batches: (under x, under x')
+    n: int  # fresh samples per input
+
+    def to_json(self) -> dict[str, Any]:
+        return {"eps_lower": self.eps_lower, "confidence": self.confidence, "x": list(self.pair.x),
+                "x_prime": list(self.pair.x_prime), "event": self.event.to_json(),
+                "event_description": self.event.describe(), "counts": list(self.counts), "samples": self.n}
+
+
+@dataclass
 class Interval:
-    """The statistical interval of eps from a bisection on the p-value."""
+    """The bisection on the p-value, and the valid one-sided bound (see the module docstring)."""
 
     lo: float  # largest eps rejected (0 when none was)
     hi: float  # smallest eps not rejected (inf when every probe was rejected)
@@ -65,6 +92,12 @@ class Interval:
     accepted: Detection | None  # the detection at ``hi``
     alpha: float
     probes: list[Detection] = field(default_factory=list)
+    lower: LowerBound | None = None  # eps >= lower.eps_lower with confidence 1 - alpha
+
+    @property
+    def one_sided(self) -> list[float]:
+        """``[bound, inf]``: what testing alone states about eps, with confidence ``1 - alpha``."""
+        return [self.lower.eps_lower if self.lower is not None else 0.0, math.inf]
 
 
 class StatDPTester:
@@ -89,7 +122,7 @@ class StatDPTester:
         self.pairs = list(pairs) if pairs is not None else pattern_pairs(sampler.domain, sampler.neighbours)
         if not self.pairs:
             raise ParameterError(f"no neighbour pair to test for {getattr(sampler, 'name', 'the mechanism')}")
-        self.n_select, self.n_test, self.seed = int(n_select), int(n_test), seed
+        self.n_select, self.n_test, self.seed = int(n_select), int(n_test), check_seed(seed)
         self.features = features
         self.max_categories = max_categories or max(2, int(0.002 * n_select))  # StatDP's switch
         self.uniforms = thinning_uniforms(seed, draws)
@@ -140,6 +173,15 @@ class StatDPTester:
     def select(self, eps: float) -> tuple[Pair, Event, float]:
         """The pair and event with the smallest first-batch p-value at ``eps``."""
         cands, owner = self.selection()
+        best, p = self._select_index(eps)
+        pair = self.pairs[int(owner[best])]
+        if cands.cy[best] > cands.cx[best]:
+            pair = Pair(pair.x_prime, pair.x, pair.origin + " (event favours x')")
+        return pair, cands.events[best], p  # p is NaN when every event was rare
+
+    def _select_index(self, eps: float) -> tuple[int, float]:
+        """The candidate :meth:`select` picks at ``eps``, and its first-batch p-value."""
+        cands, _ = self.selection()
         t = time.perf_counter()
         hi, lo = np.maximum(cands.cx, cands.cy), np.minimum(cands.cx, cands.cy)
         p = np.full(len(hi), np.inf)
@@ -155,10 +197,7 @@ class StatDPTester:
         ratio = np.log((hi + 0.5) / (lo + 0.5))
         best = int(np.lexsort((-ratio, np.nan_to_num(p, nan=-1.0)))[0])
         self.timings["select"] += time.perf_counter() - t
-        pair = self.pairs[int(owner[best])]
-        if cands.cy[best] > cands.cx[best]:
-            pair = Pair(pair.x_prime, pair.x, pair.origin + " (event favours x')")
-        return pair, cands.events[best], float(p[best])  # NaN when every event was rare
+        return best, float(p[best])
 
     def test(self, eps: float, pair: Pair, event: Event, selection_p: float = math.nan) -> Detection:
         """The p-value of ``(pair, event)`` at ``eps`` on the fresh batches."""
@@ -177,6 +216,43 @@ class StatDPTester:
         self.progress(f"testing eps = {eps:.4g}")
         return self.test(eps, pair, event, p_sel)
 
+    def lower_bound(self, alpha: float = 0.05) -> LowerBound | None:
+        """A one-sided lower confidence bound on eps, valid with confidence ``1 - alpha``.
+
+        A few candidate events are chosen on the selection batch alone: the ones with the
+        largest Clopper-Pearson bound of the log-ratio there, and the ones StatDP's
+        selection picks on a grid of eps up to twice that bound (events built from the
+        selection batch can overfit it, as sets of outputs seen under one input only do).  Each is counted
+        on its pair's fresh batch, which no choice saw, and bounded by
+        ``ln CP_lower(cx) - ln CP_upper(cy)`` with each Clopper-Pearson bound at
+        ``alpha / (2K)`` for K candidates; the largest bound holds with probability at
+        least ``1 - alpha`` (a union bound), and the mechanism's eps is at least the
+        log-ratio of any event.  None without any event.
+        """
+        if not 0 < alpha < 1:
+            raise ParameterError(f"alpha must lie in (0, 1), got {alpha}")
+        cands, owner = self.selection()
+        if not len(cands.events):
+            return None
+        n = self.n_select
+        forward = log_ratio_lower(cands.cx, n, cands.cy, n, alpha / 2)
+        backward = log_ratio_lower(cands.cy, n, cands.cx, n, alpha / 2)
+        score = np.maximum(forward, backward)
+        grid = [e for e in SELECTION_GRID if e <= 2 * score.max() + SELECTION_GRID[1]]  # beyond: only rare events
+        chosen = dict.fromkeys([*np.argsort(-score, kind="stable")[:TOP_BY_BOUND].tolist(),
+                                *(self._select_index(e)[0] for e in grid)])
+        each = alpha / (2 * len(chosen))
+        bounds = []
+        for i in chosen:
+            pair, event = self.pairs[int(owner[i])], cands.events[i]
+            sx, sy = self.fresh(pair)
+            cx, cy = int(event.mask(sx).sum()), int(event.mask(sy).sum())
+            if cands.cy[i] > cands.cx[i]:  # the direction the selection batch favours
+                pair, cx, cy = Pair(pair.x_prime, pair.x, pair.origin + " (event favours x')"), cy, cx
+            bound = float(log_ratio_lower(cx, len(sx), cy, len(sy), each))
+            bounds.append(LowerBound(bound, 1 - alpha, pair, event, (cx, cy), len(sx)))
+        return max(bounds, key=lambda b: b.eps_lower)
+
     def scan(self, eps_values: Sequence[float]) -> list[Detection]:
         """The p-value at each eps (StatDP's p-value-versus-eps plot)."""
         return [self.detect(e) for e in eps_values]
@@ -187,8 +263,9 @@ class StatDPTester:
 
         ``lo`` is the largest eps rejected at level ``alpha`` and ``hi`` the smallest not
         rejected, each with its detection (StatDP-Fixed's exponential and binary search).
-        Every probe is a separate test at level alpha; the interval is a statistical
-        statement, not a certificate.
+        Every probe is a separate test at level alpha, so ``[lo, hi]`` is no confidence
+        interval (``lo`` may exceed eps); ``lower`` is the bound that is valid with
+        confidence ``1 - alpha`` (:meth:`lower_bound`).
         """
         probes: list[Detection] = []
         lo, hi, rej, acc = 0.0, math.inf, None, None
@@ -203,10 +280,12 @@ class StatDPTester:
                 break
         while hi < math.inf and hi - lo > precision:
             mid = (lo + hi) / 2
+            if not lo < mid < hi:  # adjacent floats: a precision below float resolution
+                break
             d = self.detect(mid)
             probes.append(d)
             if d.p_value <= alpha:
                 lo, rej = mid, d
             else:
                 hi, acc = mid, d
-        return Interval(lo, hi, rej, acc, alpha, probes)
+        return Interval(lo, hi, rej, acc, alpha, probes, self.lower_bound(alpha))

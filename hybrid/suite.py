@@ -24,7 +24,8 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
 from hybrid.entry_process import run_isolated
-from hybrid.results_log import ResultsLog, json_safe
+from hybrid.formats import json_safe
+from hybrid.results_log import ResultsLog
 from hybrid.suite_file import Entry, Suite, SuiteError
 
 Runner = Callable[[Entry], dict[str, Any]]

@@ -17,13 +17,15 @@ import numpy as np
 from hybrid.audit import classic_audit
 from hybrid.results import Candidate, StatResult, sampler_identity
 from hybrid.sniper import SniperTester
-from hybrid.statdp import Detection, StatDPTester
+from hybrid.seeds import derive_seed
+from hybrid.statdp import Detection, LowerBound, StatDPTester
 from samplers.errors import ParameterError
+from samplers.seed import check_seed
 
 Progress = Callable[[str], None] | None
 
 
-def _candidate(sampler: Any, d: Detection, interval: tuple[float, float], method: str) -> Candidate:
+def _candidate(sampler: Any, d: Detection | LowerBound, interval: tuple[float, float], method: str) -> Candidate:
     name, params = sampler_identity(sampler)
     return Candidate(name, params, d.pair.x, d.pair.x_prime, d.event, interval, method)
 
@@ -53,16 +55,21 @@ def statdp_test(sampler: Any, eps: float, *, samples: int = 500_000, alpha: floa
 
 def statdp_interval(sampler: Any, *, samples: int = 500_000, alpha: float = 0.05, precision: float = 0.01,
                     seed: int = 0, progress: Progress = None, **kw: Any) -> StatResult:
-    """The statistical interval of eps from StatDP-style tests (largest rejected, smallest not)."""
+    """A lower confidence bound on eps from StatDP-style testing (valid with confidence ``1 - alpha``).
+
+    ``extra`` keeps the bisection (largest eps rejected, smallest not rejected), which is
+    no confidence interval, and the bound's event and counts.
+    """
     t0 = time.perf_counter()
     tester = StatDPTester(sampler, n_test=samples, n_select=kw.pop("n_select", max(1000, samples // 5)),
                           seed=seed, progress=progress, **kw)
     iv = tester.interval(alpha=alpha, precision=precision)
-    best = iv.rejected or iv.accepted
-    cand = _candidate(sampler, best, (iv.lo, iv.hi), "statdp") if best else None
-    return StatResult("statdp", cand, iv.lo, 1 - alpha, seed, samples,
+    b = iv.lower
+    cand = _candidate(sampler, b, tuple(iv.one_sided), "statdp") if b else None
+    return StatResult("statdp", cand, iv.one_sided[0], 1 - alpha, seed, samples,
                       {**tester.timings, "total": time.perf_counter() - t0}, precision=precision,
-                      extra={"alpha": alpha, "probes": [p.to_json() for p in iv.probes]})
+                      extra={"alpha": alpha, "lower_bound": b.to_json() if b else None,
+                             "bisection": [iv.lo, iv.hi], "probes": [p.to_json() for p in iv.probes]})
 
 
 def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: float = 0.9, seed: int = 0,
@@ -72,6 +79,7 @@ def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: floa
     The earlier stages get a tenth of ``samples`` each (at most 10^6, at least 10^4)
     unless given, so a slow black box is not sampled far more than asked.
     """
+    check_seed(seed)
     t0 = time.perf_counter()
     stage = min(1_000_000, max(samples // 10, 10_000))
     sizes = {"n_train": stage, "n_threshold": stage, "n_check": stage, **kw}
@@ -96,6 +104,7 @@ def audit_test(sampler: Any, *, samples: int = 1_000_000, beta: float = 0.05, gu
     """
     if not 0 < guess_fraction <= 1:
         raise ParameterError(f"guess_fraction must lie in (0, 1], got {guess_fraction}")
+    check_seed(seed)
     t0 = time.perf_counter()
     if progress:
         progress("training the guesser")
@@ -103,8 +112,8 @@ def audit_test(sampler: Any, *, samples: int = 1_000_000, beta: float = 0.05, gu
     budget.update(kw)
     r = SniperTester(sampler, seed=seed, **budget).run()
     attack = r.attack
-    calib = np.concatenate([attack.scores(sampler.sample(r.pair.x, 100_000, seed + 1)),
-                            attack.scores(sampler.sample(r.pair.x_prime, 100_000, seed + 2))])
+    calib = np.concatenate([attack.scores(sampler.sample(r.pair.x, 100_000, derive_seed(seed, 1))),
+                            attack.scores(sampler.sample(r.pair.x_prime, 100_000, derive_seed(seed, 2)))])
     centre = float(np.median(calib))
     if progress:
         progress("auditing")

@@ -31,7 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from hybrid.events import distinct_counts, numeric
-from hybrid.features import atoms, row_keys
+from hybrid.features import MalformedEvent, atoms, row_keys
 from hybrid.formats import output_from_json, output_to_json
 from hybrid.kernels import NUMERIC, ONEHOT, column_features
 from samplers.errors import ParameterError
@@ -72,10 +72,19 @@ class Transform:
     def __call__(self, samples: np.ndarray) -> np.ndarray:
         if self.fn is not None:
             return np.asarray(self.fn(samples), dtype=np.float64).reshape(len(samples), -1)
+        self.check_fits(samples)
         if self.joint:
             return _joint(samples, self.joint)
         f = np.ascontiguousarray(numeric(samples.reshape(len(samples), -1)))
         return column_features(f, *self._tables(), self.width)
+
+    def check_fits(self, samples: np.ndarray) -> None:
+        """Refuse outputs of another shape than the transform was fitted on (the kernels do not check)."""
+        arity = 1 if samples.ndim == 1 else samples.shape[1]
+        fitted = (np.shape(self.joint[0]) or (1,)) if self.joint else (len(self.columns),)
+        if fitted != (arity,):
+            raise MalformedEvent(f"the feature transform {self.name!r} was fitted on outputs with {fitted[0]} "
+                                 f"components, not {arity}")
 
     def _tables(self) -> tuple[np.ndarray, ...]:
         """The columns as flat arrays for :func:`hybrid.kernels.column_features`."""
@@ -104,10 +113,24 @@ class Transform:
             raise ParameterError(f"the attack used a custom feature transform {d.get('name')!r}; "
                                  "it cannot be rebuilt from JSON")
         if "joint" in d:
-            return Transform(d["name"], joint=tuple(output_from_json(o) for o in d["joint"]))
-        cols = tuple(Column(c["kind"], tuple(_code_from_json(v, c["kind"]) for v in c["values"]), bool(c["bottom"]),
-                            None if c.get("cut") is None else float(c["cut"])) for c in d["columns"])
-        return Transform(d["name"], columns=cols)
+            if not isinstance(d["joint"], list) or not d["joint"]:
+                raise MalformedEvent("a joint transform lists its outputs (a nonempty list)")
+            joint = tuple(output_from_json(o) for o in d["joint"])
+            try:
+                np.asarray(joint, dtype=np.int64)  # outputs of one shape, each in int64
+            except (ValueError, OverflowError):
+                raise MalformedEvent("a joint transform's outputs must be integers (or lists of them) of one shape") from None
+            return Transform(str(d["name"]), joint=joint)
+        if not isinstance(d["columns"], list) or not d["columns"]:
+            raise MalformedEvent("a transform lists its columns (a nonempty list)")
+        cols = []
+        for c in d["columns"]:
+            if c["kind"] not in ("onehot", "numeric") or not isinstance(c["values"], list):
+                raise MalformedEvent(f"a transform column is onehot or numeric with a list of values, got {c!r:.80}")
+            cut = None if c.get("cut") is None else float(c["cut"])
+            cols.append(Column(c["kind"], tuple(_code_from_json(v, c["kind"]) for v in c["values"]),
+                               c["bottom"] is True, cut))
+        return Transform(str(d["name"]), columns=tuple(cols))
 
 
 def _code_json(v: Any) -> Any:

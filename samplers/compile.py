@@ -96,15 +96,15 @@ class Sampler:
         xs = np.asarray(self.program.domain.check(x), dtype=np.int64)
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ParameterError(f"the number of samples must be a non-negative integer, got {n!r}")
-        try:
-            s = seed_u64(seed)
-        except TypeError as e:
-            raise ParameterError(str(e)) from None
+        s = seed_u64(seed)
+        if threads is not None and not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
+            raise ParameterError(f"threads must lie in 1..{numba.config.NUMBA_NUM_THREADS} (the threads numba "
+                                 f"can use), got {threads}")
         out = np.empty((int(n), self.arity), dtype=self.dtype)
         if n:
             previous = numba.get_num_threads()
             if threads is not None:
-                numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+                numba.set_num_threads(int(threads))
             try:
                 self._fn(xs, self.kernel.tables, np.int64(n), s, out)
             finally:

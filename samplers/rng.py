@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+from samplers.seed import check_seed
+
 _GOLDEN = uint64(0x9E3779B97F4A7C15)
 _MIX1 = uint64(0xBF58476D1CE4E5B9)
 _MIX2 = uint64(0x94D049BB133111EB)
@@ -133,7 +135,5 @@ def standard_exponential(s0: uint64, s1: uint64, s2: uint64, s3: uint64) -> tupl
 
 
 def seed_u64(seed: int) -> np.uint64:
-    """A Python seed folded to 64 bits."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an integer, got {seed!r}")
-    return np.uint64(int(seed) & 0xFFFFFFFFFFFFFFFF)
+    """A Python seed as the kernel's 64-bit seed (ParameterError outside [0, 2^64))."""
+    return np.uint64(check_seed(seed))

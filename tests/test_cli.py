@@ -77,7 +77,7 @@ def test_list(capsys):
     (["dist", "rr", "--input", "0,0,0,0", "--backend", "magic"], "unknown backend"),
     (["dist", "rr"], "required"),
     (["sample", "rr", "--input", "0,0,0,0", "-n", "0"], "positive"),
-    (["sample", "rr", "--input", "0,0,0,0", "-n", "ten"], "invalid int"),
+    (["sample", "rr", "--input", "0,0,0,0", "-n", "ten"], "not an integer"),
     (["sample", "laplace", "--input", "0", "--exact"], "not supported"),
     (["sample", "nope", "--input", "0"], "unknown mechanism"),
     (["list", "--bogus"], "unrecognized"),

@@ -24,6 +24,7 @@ from fractions import Fraction
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 from samplers.errors import ParameterError
+from samplers.readers import as_list, as_object, short_repr
 from verifiers.poly import Entry, Poly, parse_entry, substitute, variables
 
 Weights = dict[int, Entry]  # state index -> (unnormalised) initial weight
@@ -256,7 +257,8 @@ class Instance:
 
 
 def _params_from(d: Mapping[str, Any]) -> dict[str, Param]:
-    return {n: parse_param(n, r) for n, r in (d.get("params") or {}).items()}
+    params = as_object(d.get("params") or {}, "params", error=ParameterError)
+    return {n: parse_param(n, r) for n, r in params.items()}
 
 
 def _weights(row: Any, where: str, params: set[str], index: Mapping[Hashable, int]) -> dict[int, Entry]:
@@ -272,15 +274,23 @@ def _weights(row: Any, where: str, params: set[str], index: Mapping[Hashable, in
     return out
 
 
+def _label(v: Any, what: str) -> str:
+    """A state or symbol name: text or a number (read as its text), nothing nested."""
+    if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+        return str(v)
+    raise ParameterError(f"{what} must be a name or a number, got {short_repr(v)}")
+
+
 def hmm_from_dict(d: Mapping[str, Any], *, name: str = "hmm") -> HMM:
     """An HMM from the file format's ``states / symbols / transitions / emissions / params``."""
     params = _params_from(d)
-    try:
-        states = [str(s) for s in d["states"]]
-        symbols = [str(o) for o in d["symbols"]]
-        trans, emit = d["transitions"], d["emissions"]
-    except (KeyError, TypeError) as e:
-        raise ParameterError(f"{name}: an HMM needs states, symbols, transitions and emissions ({e})") from None
+    missing = [k for k in ("states", "symbols", "transitions", "emissions") if k not in d]
+    if missing:
+        raise ParameterError(f"{name}: an HMM needs states, symbols, transitions and emissions (missing {missing[0]})")
+    states = [_label(s, f"{name}: a state") for s in as_list(d["states"], f"{name}: states", error=ParameterError)]
+    symbols = [_label(o, f"{name}: a symbol") for o in as_list(d["symbols"], f"{name}: symbols", error=ParameterError)]
+    trans = as_object(d["transitions"], f"{name}: transitions", error=ParameterError)
+    emit = as_object(d["emissions"], f"{name}: emissions", error=ParameterError)
     s_index = {s: i for i, s in enumerate(states)}
     o_index = {o: i for i, o in enumerate(symbols)}
     names = set(params)
@@ -300,7 +310,8 @@ def instance_from_dict(d: Mapping[str, Any]) -> Instance:
     index = hmm.state_index
     names = set(hmm.params)
     pairs = []
-    for i, p in enumerate(d.get("pairs") or []):
+    for i, p in enumerate(as_list(d.get("pairs") or [], f"{name}: pairs", error=ParameterError)):
+        p = as_object(p, f"{name}: pairs[{i}]", error=ParameterError)
         label = str(p.get("name", f"pair {i}"))
         if "pi" not in p or "tau" not in p:
             raise ParameterError(f"{name}: pair {label!r} needs initial weights pi and tau")

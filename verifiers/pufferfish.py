@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import itertools
-import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from samplers import catalogue
 from samplers.errors import DomainError, ParameterError, SolverUnknown
 from samplers.lang.ir import Program
+from samplers.readers import as_int, as_list, as_object, check_depth, parse_json, read_text, short_repr
 from verifiers.epsilon import Bisection, bisect_epsilon
 from verifiers.hmm import HMM, InitialPair, Instance, Param, exact_sum, instance_from_dict, parse_param
 from verifiers.hmm_compile import START, hmm_from_distribution, hmm_from_program
@@ -309,30 +309,48 @@ def bisect_instance(inst: Instance, precision: float, *, k: int | None = None, *
 # -- model files ------------------------------------------------------------------------------
 
 
+def _object(v: Any, where: str) -> dict[str, Any]:
+    return as_object(v, where, error=ParameterError)
+
+
+def _list(v: Any, where: str) -> list[Any]:
+    return as_list(v, where, error=ParameterError)
+
+
 def _mechanism_from(d: Any, where: str) -> Mechanism:
-    if not isinstance(d, Mapping) or "name" not in d:
+    if not isinstance(d, Mapping) or not isinstance(d.get("name"), str):
         raise ParameterError(f"{where}: mechanism must be an object with a catalogue name")
-    mech = catalogue.get(str(d["name"]))
-    params = {k: str(v) if not isinstance(v, (int, str)) else v for k, v in (d.get("params") or {}).items()}
+    mech = catalogue.get(d["name"])
+    params = _object(d.get("params") or {}, f"{where}: mechanism params")
+    params = {k: v if isinstance(v, (int, str)) else str(v) for k, v in params.items()}
     compile_as = d.get("compile", "layered")
     if compile_as not in ("layered", "distribution"):
-        raise ParameterError(f"{where}: compile must be 'layered' or 'distribution', got {compile_as!r}")
-    return Mechanism(mech.trace(**params), tuple(d.get("split_before") or ()), compile_as == "distribution")
+        raise ParameterError(f"{where}: compile must be 'layered' or 'distribution', got {short_repr(compile_as)}")
+    split = _list(d.get("split_before") or [], f"{where}: mechanism split_before")
+    if not all(isinstance(op, str) for op in split):
+        raise ParameterError(f"{where}: split_before must list operation names, got {short_repr(split)}")
+    return Mechanism(mech.trace(**params), tuple(split), compile_as == "distribution")
 
 
 def _entry_values(v: Any, name: str) -> tuple[int, ...]:
     if isinstance(v, list) and v and all(isinstance(e, int) and not isinstance(e, bool) for e in v):
         return tuple(v)
-    raise ParameterError(f"entry {name!r}: values must be a nonempty list of integers, got {v!r}")
+    raise ParameterError(f"entry {name!r}: values must be a nonempty list of integers, got {short_repr(v)}")
 
 
 def _factor(d: Any, entries: Mapping[str, tuple[int, ...]], params: set[str], where: str) -> Factor:
     if isinstance(d, Mapping) and "entry" in d and "law" in d:
         names: tuple[str, ...] = (str(d["entry"]),)
-        rows = [((int(k),), w) for k, w in dict(d["law"]).items()]
+        law = _object(d["law"], f"{where}: law")
+        rows = [((as_int(k, f"{where}: law value", error=ParameterError),), w) for k, w in law.items()]
     elif isinstance(d, Mapping) and "entries" in d and "table" in d:
-        names = tuple(str(e) for e in d["entries"])
-        rows = [(tuple(int(v) for v in (vals if isinstance(vals, list) else [vals])), w) for vals, w in d["table"]]
+        names = tuple(str(e) for e in _list(d["entries"], f"{where}: entries"))
+        rows = []
+        for row in _list(d["table"], f"{where}: table"):
+            if not (isinstance(row, list) and len(row) == 2):
+                raise ParameterError(f"{where}: a table row is [values, weight], got {short_repr(row)}")
+            vals = row[0] if isinstance(row[0], list) else [row[0]]
+            rows.append((tuple(as_int(v, f"{where}: table value", error=ParameterError) for v in vals), row[1]))
     else:
         raise ParameterError(f"{where}: a prior factor is {{entry, law}} or {{entries, table}}")
     for n in names:
@@ -353,22 +371,40 @@ def _factor(d: Any, entries: Mapping[str, tuple[int, ...]], params: set[str], wh
 def spec_from_dict(d: Mapping[str, Any]) -> PufferfishSpec:
     """A :class:`PufferfishSpec` from a model file of kind ``pufferfish``."""
     name = str(d.get("name", "pufferfish"))
-    params = {n: parse_param(n, r) for n, r in (d.get("params") or {}).items()}
-    entries = {str(n): _entry_values(v, n) for n, v in dict(d.get("entries") or {}).items()}
+    params = {n: parse_param(n, r) for n, r in _object(d.get("params") or {}, f"{name}: params").items()}
+    entries = {str(n): _entry_values(v, n) for n, v in _object(d.get("entries") or {}, f"{name}: entries").items()}
     if not entries:
         raise ParameterError(f"{name}: no data entries")
-    prior = [_factor(f, entries, set(params), f"{name}: prior[{i}]") for i, f in enumerate(d.get("prior") or [])]
+    prior = [_factor(f, entries, set(params), f"{name}: prior[{i}]")
+             for i, f in enumerate(_list(d.get("prior") or [], f"{name}: prior"))]
     secrets = []
-    for s in d.get("secrets") or []:
-        if not (isinstance(s, list) and len(s) == 2):
-            raise ParameterError(f"{name}: each secret pair is a list of two predicates, got {s!r}")
-        secrets.append((str(s[0]), str(s[1])))
+    for s in _list(d.get("secrets") or [], f"{name}: secrets"):
+        if not (isinstance(s, list) and len(s) == 2 and all(isinstance(e, str) for e in s)):
+            raise ParameterError(f"{name}: each secret pair is a list of two predicates, got {short_repr(s)}")
+        secrets.append((s[0], s[1]))
     if not secrets:
         raise ParameterError(f"{name}: no secret pairs")
     stat = d.get("statistic")
-    stat = [stat] if isinstance(stat, str) else list(stat or [])
+    stat = [stat] if isinstance(stat, str) else _list(stat or [], f"{name}: statistic")
     return PufferfishSpec(name, entries, params, prior, secrets, stat,
                           _mechanism_from(d.get("mechanism"), name), str(d.get("description", "")))
+
+
+def _input_pairs(pairs: Any, where: str) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """A ``dp`` model's ``pairs``: a list of ``[x, x']``, each a list of integers."""
+    def point(v: Any) -> tuple[int, ...]:
+        if isinstance(v, list) and v and all(isinstance(a, int) and not isinstance(a, bool) for a in v):
+            return tuple(v)
+        raise ParameterError(f"{where}: an input of pairs must be a nonempty list of integers, got {short_repr(v)}")
+
+    if not isinstance(pairs, list) or not pairs:
+        raise ParameterError(f"{where}: pairs must be \"all\" or a nonempty list of [x, x'], got {short_repr(pairs)}")
+    out = []
+    for p in pairs:
+        if not (isinstance(p, list) and len(p) == 2):
+            raise ParameterError(f"{where}: each of pairs must be [x, x'], got {short_repr(p)}")
+        out.append((point(p[0]), point(p[1])))
+    return out
 
 
 def instance_from_model(d: Mapping[str, Any]) -> Instance:
@@ -382,9 +418,10 @@ def instance_from_model(d: Mapping[str, Any]) -> Instance:
         return spec_from_dict(d).instance()
     if kind == "dp":
         mech = _mechanism_from(d.get("mechanism"), str(d.get("name", "dp")))
+        name = str(d.get("name", "dp"))
         pairs = d.get("pairs", "all")
-        inst = dp_instance(mech.program, None if pairs == "all" else [tuple(map(tuple, p)) for p in pairs],
-                           mechanism=mech, name=d.get("name"))
+        inst = dp_instance(mech.program, None if pairs == "all" else _input_pairs(pairs, name),
+                           mechanism=mech, name=name)
         inst.description = str(d.get("description", inst.description))
         return inst
     raise ParameterError(f"unknown model kind {kind!r} (known: hmm, pufferfish, dp)")
@@ -398,28 +435,40 @@ def shipped_models() -> list[str]:
 def load_model(path: str | Path) -> Instance:
     """Read a model file (JSON, or YAML with pyyaml) or a shipped example by name."""
     p = Path(path)
-    if not p.exists():
+    if not p.exists() and not p.is_symlink():
         shipped = resources.files(MODELS) / f"{path}.json"
         if not shipped.is_file():
             raise ParameterError(f"no model file {str(path)!r} (shipped examples: {', '.join(shipped_models())})")
-        text, suffix = shipped.read_text(), ".json"
+        text, suffix = shipped.read_text(encoding="utf-8"), ".json"
     else:
-        text, suffix = p.read_text(), p.suffix.lower()
+        text, suffix = read_text(p, error=ParameterError), p.suffix.lower()
     if suffix in (".yaml", ".yml"):
-        try:
-            import yaml
-        except ImportError:
-            raise ParameterError("YAML model files need pyyaml (pip install pyyaml); JSON needs nothing") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            raise ParameterError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+        data = _yaml(text, str(path))
     else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ParameterError(f"{path}: not valid JSON ({e})") from None
+        data = parse_json(text, str(path), error=ParameterError)
     return instance_from_model(data)
+
+
+def _yaml(text: str, where: str) -> Any:
+    try:
+        import yaml
+    except ImportError:
+        raise ParameterError("YAML model files need pyyaml (pip install pyyaml); JSON needs nothing") from None
+    class NoAliases(yaml.SafeLoader):
+        """YAML without anchors and aliases: a few lines of aliases can expand to billions of values."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.YAMLError("aliases (*name) are not allowed in model files")
+            return super().compose_node(parent, index)
+
+    try:
+        data = yaml.load(text, Loader=NoAliases)  # noqa: S506 (a SafeLoader)
+    except yaml.YAMLError as e:
+        raise ParameterError(f"{where}: not valid YAML ({str(e).splitlines()[0]})") from None
+    except RecursionError:
+        raise ParameterError(f"{where}: nested too deeply to read") from None
+    return check_depth(data, where, error=ParameterError)
 
 
 __all__ = [

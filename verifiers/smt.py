@@ -41,6 +41,7 @@ from verifiers.ratio import Ratio, ratio
 
 SAT, UNSAT, UNKNOWN = "sat", "unsat", "unknown"
 ENCODINGS = ("auto", "symbolic", "enumerated")
+Z3_MAX_MS = 2**32 - 1  # z3 reads its "timeout" parameter as an unsigned 32-bit count of milliseconds
 
 
 def rational(c: Fraction) -> z3.ArithRef:
@@ -99,6 +100,13 @@ def normalised(hmm: HMM, w: Weights, obs: Sequence[int]) -> Fraction:
     return Fraction(hmm.probability(w, obs)) / Fraction(total(w))
 
 
+def timeout_ms(seconds: float) -> int:
+    """A per-query timeout in z3's unit: whole milliseconds, at least 1, at most 2^32 - 1."""
+    if not 0 < seconds <= Z3_MAX_MS / 1000:
+        raise ParameterError(f"the z3 timeout must be a number of seconds in (0, {Z3_MAX_MS // 1000}], got {seconds}")
+    return max(1, int(seconds * 1000))
+
+
 def decide(
     hmm: HMM,
     num: Weights,
@@ -140,7 +148,7 @@ def decide(
             "the symbolic observation encoding needs a constant model: integer observations with ite "
             "and nonlinear parameter arithmetic make z3 answer unknown; use the enumerated encoding"
         )
-    ms = None if timeout is None else max(1, int(timeout * 1000))
+    ms = None if timeout is None else timeout_ms(timeout)
     q = _Query(hmm, dict(num), dict(den), c, k, ms, params, [v for v in assume_nonneg if isinstance(v, Poly)], rlimit)
     v = _symbolic(q) if encoding == "symbolic" else _enumerated(q)
     v.encoding = encoding

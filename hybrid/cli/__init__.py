@@ -38,7 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dphybrid`` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse: a bad option (one line already written, status 2) or --help
+        return e.code if isinstance(e.code, int) else 2
     try:
         return int(args.run(args) or 0)
     except DPHybridError as e:

@@ -5,31 +5,34 @@ from __future__ import annotations
 import argparse
 
 from hybrid.certify import certify_file
+from hybrid.cli import argtypes
 from hybrid.cli.common import add_json_flag, emit_json
+from hybrid.formats import eps_text
 
 
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("certify", help="certify witness files (ours, StatDP's, exported attacks) exactly")
     p.add_argument("file", metavar="FILE", help="witness or result JSON, or a StatDP result list")
     p.add_argument("--mechanism", help="the mechanism of a StatDP result list (StatDP's do not name it)")
-    p.add_argument("--eps", type=float, default=None, help="claimed violation of eps-DP to check")
+    p.add_argument("--eps", type=argtypes.epsilon, default=None,
+                   help="claimed violation of eps-DP to check (e.g. 1.3 or 13/10)")
     p.add_argument("--backend", default="auto", help="exact backend: auto, enumerate, bdd, smt")
     add_json_flag(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    certs = [c.to_json() for c in certify_file(args.file, backend=args.backend, mechanism=args.mechanism,
-                                               claimed_eps=args.eps)]
+    found = certify_file(args.file, backend=args.backend, mechanism=args.mechanism, claimed_eps=args.eps)
+    certs = [c.to_json() for c in found]
     if args.json:
         emit_json(certs[0] if len(certs) == 1 else certs)
         return 0
-    for c in certs:
+    for cert, c in zip(found, certs):
         w = c["witness"]
         print(f"{c['mechanism']}: x = {w['x']}, x' = {w['x_prime']}, event = {w['event']} ({c['source']})")
         print(f"  P(E | x) = {c['p_x']}, P(E | x') = {c['p_x_prime']}: exact ratio {c['ratio']}, "
               f"eps >= {c['eps_lower']} ({c['backend']} backend)")
         if c["claimed_eps"] is not None:
             verdict = "holds" if c["violation_holds"] else "does NOT hold"
-            print(f"  claimed violation of {c['claimed_eps']:g}-DP: {verdict}")
+            print(f"  claimed violation of {eps_text(cert.witness.claimed_eps)}-DP: {verdict}")
     return 0

@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from hybrid.cli.argtypes import INTEGER
+from hybrid.formats import json_safe
 from samplers import catalogue
 from samplers.errors import DomainError, ParameterError
 from samplers.lang.mechanism import Mechanism
@@ -45,13 +47,16 @@ def resolve(args: argparse.Namespace) -> tuple[Mechanism, dict[str, Any]]:
 
 
 def parse_input(text: str) -> tuple[int, ...]:
-    """``"1,0,2"`` as a tuple of integers."""
-    try:
-        return tuple(int(v) for v in text.replace(" ", "").split(",") if v != "")
-    except ValueError:
-        raise DomainError(f"input {text!r} is not a comma-separated list of integers") from None
+    """``"1,0,2"`` as a tuple of integers; an empty item (``"1,,1"``, ``"1,"``) is an error."""
+    items = [v.strip() for v in text.split(",")]
+    for i, v in enumerate(items):
+        if not INTEGER.fullmatch(v):
+            what = "is empty" if not v else f"is {v!r}, not an integer"
+            raise DomainError(f"input {text!r} is not a comma-separated list of integers: item {i + 1} {what}")
+    return tuple(int(v) for v in items)
 
 
 def emit_json(obj: Any) -> None:
-    json.dump(obj, sys.stdout, indent=2)
+    """``obj`` as JSON on stdout: infinities as "inf", NaN as null (never invalid JSON)."""
+    json.dump(json_safe(obj), sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import math
 
+from hybrid.cli import argtypes
 from hybrid.cli.common import emit_json
 from hybrid.cli.progress import progress_reporter
 from hybrid.cli.tester_args import (
@@ -13,29 +13,24 @@ from hybrid.cli.tester_args import (
     print_witness,
     resolve_sampler,
 )
-from hybrid.formats import lower_str, upper_str
+from hybrid.formats import lower_str
 from hybrid.sniper import CLASSIFIERS
 from hybrid.testing import sniper_estimate, statdp_interval
 from hybrid.transforms import NAMES
-from samplers.errors import ParameterError
 
 
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("estimate", help="statistical lower bound on eps (DP-Sniper attack or StatDP bisection)")
     add_tester_args(p, "final samples per input (sniper 10^7; statdp 500000 per test)")
     p.add_argument("--method", choices=("sniper", "statdp"), default="sniper", help="estimator (default sniper)")
-    p.add_argument("--confidence", type=float, default=0.9, help="confidence of the bound (default 0.9)")
+    p.add_argument("--confidence", type=argtypes.probability, default=0.9, help="confidence of the bound (default 0.9)")
     p.add_argument("--classifier", choices=CLASSIFIERS, default="logistic", help="sniper classifier")
     p.add_argument("--transform", choices=NAMES, default="auto", help="sniper feature transform")
-    p.add_argument("--precision", type=float, default=0.01, help="statdp bisection precision (default 0.01)")
+    p.add_argument("--precision", type=argtypes.positive, default=0.01, help="statdp bisection precision (default 0.01)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 0 < args.confidence < 1:
-        raise ParameterError(f"--confidence must lie in (0, 1), got {args.confidence}")
-    if not args.precision > 0:
-        raise ParameterError(f"--precision must be positive, got {args.precision}")
     sampler = resolve_sampler(args)
     with progress_reporter(quiet=args.json) as report:
         if args.method == "sniper":
@@ -49,12 +44,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(res.to_json())
         return 0
-    c = res.candidate
-    lo, hi = c.stat_interval if c else (0.0, math.inf)
     print(f"{res.to_json()['mechanism']}: eps >= {lower_str(res.eps_lower, 4)} with confidence {res.confidence:g} "
           f"[method {res.method}, seed {res.seed}, {n} samples]")
     if res.method == "statdp":
-        print(f"  statistical interval [{lower_str(lo, 4)}, {upper_str(hi, 4)}]")
+        lo, hi = res.extra["bisection"]
+        print(f"  StatDP bisection: largest eps rejected {lo:.4f}, smallest not rejected {hi:.4f} "
+              f"(separate tests at level {1 - res.confidence:g}: not a confidence interval)")
     else:
         print(f"  point estimate {res.extra['eps_hat']:.4f} at level c = {res.extra['c']:g}")
     print_witness(res)

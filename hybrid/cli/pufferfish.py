@@ -17,8 +17,9 @@ import time
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from hybrid.cli import argtypes
 from hybrid.cli.common import add_json_flag, emit_json, parse_params
-from hybrid.formats import output_str, output_to_json, value_to_json
+from hybrid.formats import eps_text, output_str, output_to_json, value_to_json
 from samplers.errors import ParameterError, SolverUnknown
 from samplers.lang.exact import exact, fraction_str
 from verifiers.epsilon import eps_lower, exp_bracket
@@ -33,11 +34,14 @@ def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("pufferfish", help="check eps-Pufferfish privacy / DP of an HMM model with z3")
     p.add_argument("model", metavar="MODEL", nargs="?", help="model file, or a shipped example's name")
     goal = p.add_mutually_exclusive_group()
-    goal.add_argument("--eps", type=float, help="check eps-Pufferfish privacy (natural log)")
+    goal.add_argument("--eps", type=argtypes.epsilon,
+                      help="check eps-Pufferfish privacy (natural log; 7/10 is exactly seven tenths)")
     goal.add_argument("--c", dest="ratio", metavar="C", help="check the exact ratio bound C (e.g. 1999/1000)")
-    goal.add_argument("--precision", type=float, help="bisect eps to this precision with SMT as the oracle")
-    p.add_argument("--k", type=int, help="check observation lengths up to K (models with loops)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per z3 query (default 60)")
+    goal.add_argument("--precision", type=argtypes.positive,
+                      help="bisect eps to this precision with SMT as the oracle")
+    p.add_argument("--k", type=argtypes.positive_int, help="check observation lengths up to K (models with loops)")
+    p.add_argument("--timeout", type=argtypes.positive, default=60.0,
+                   help="seconds per z3 query (default 60; at most about 49 days, z3's limit)")
     p.add_argument("--encoding", default="auto", help="SMT encoding: auto, symbolic or enumerated (default auto)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="fix a model parameter to an exact value (repeatable)")
@@ -124,18 +128,19 @@ def run(args: argparse.Namespace) -> int:
     pf = _pufferfish()
     load_model, shipped_models = pf.load_model, pf.shipped_models
     if args.list:
-        for name in shipped_models():
-            inst = load_model(name)
-            print(f"{name:<24} {inst.description}" if not args.json else name)
+        shipped = [(name, load_model(name).description) for name in shipped_models()]
+        if args.json:
+            emit_json([{"name": name, "description": text} for name, text in shipped])
+        for name, text in shipped if not args.json else []:
+            print(f"{name:<24} {text}")
         return 0
     if args.model is None:
         raise ParameterError("give a MODEL file (or --list for the shipped examples)")
     if args.eps is None and args.ratio is None and args.precision is None:
         raise ParameterError("give one of --eps, --c or --precision")
-    if args.k is not None and args.k < 1:
-        raise ParameterError(f"--k must be at least 1, got {args.k}")
-    if args.timeout is not None and args.timeout <= 0:
-        raise ParameterError(f"--timeout must be positive, got {args.timeout}")
+    from verifiers.smt import timeout_ms
+
+    timeout_ms(args.timeout)  # z3's range, checked before the model is loaded
     t0 = time.perf_counter()
     inst = _fix_params(load_model(args.model), args.param)
     load = time.perf_counter() - t0
@@ -148,8 +153,6 @@ def run(args: argparse.Namespace) -> int:
         results = _check(inst, c, args)
         status = results[-1].status
     else:
-        if not math.isfinite(args.eps) or args.eps < 0:
-            raise ParameterError(f"--eps must be a finite nonnegative number, got {args.eps}")
         c_lo, c_hi = exp_bracket(args.eps)
         results = _check(inst, c_hi, args)
         status = results[-1].status
@@ -158,12 +161,12 @@ def run(args: argparse.Namespace) -> int:
             status = {"violated": "inconclusive"}.get(results[-1].status, results[-1].status)
     seconds = time.perf_counter() - t0
     out = _result_json(inst, results, status)
-    out["eps"] = args.eps
+    out["eps"] = value_to_json(args.eps)
     out["timings"] = {"load": load, "check": seconds - load}
     if args.json:
         emit_json(out)
         return 0
-    what = f"e^{args.eps}" if args.eps is not None else out["c"]
+    what = f"e^({eps_text(args.eps)})" if args.eps is not None else out["c"]
     print(f"{inst.name}: {status} at c = {what} (k = {out['k']}, {out['checks']} checks, "
           f"{out['queries']} queries, {seconds:.3f} s)")
     if out["largest_k_proved"] is not None and args.k is not None:
@@ -176,8 +179,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _bisect(inst: Instance, args: argparse.Namespace, load: float) -> int:
-    if not args.precision > 0:
-        raise ParameterError(f"--precision must be positive, got {args.precision}")
     t0 = time.perf_counter()
     kw = dict(timeout=args.timeout, encoding=args.encoding)
     try:

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import heapq
 import time
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, emit_json, parse_input, resolve
 from hybrid.formats import output_str, output_to_json, params_to_json
 from samplers.compile import compile_sampler
 from samplers.counts import output_counts
-from samplers.errors import ParameterError
 from samplers.gof import goodness_of_fit
 from samplers.lang.exact import fraction_str
 from verifiers.backends import get_backend
@@ -23,11 +24,13 @@ def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("sample", help="sample a mechanism and count its outputs")
     add_mechanism_args(p)
     p.add_argument("--input", required=True, help="input vector, e.g. 1,1,1,1,1")
-    p.add_argument("-n", "--samples", type=int, default=1_000_000, help="number of samples")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--threads", type=int, default=None, help="numba threads (default: all)")
+    p.add_argument("-n", "--samples", type=argtypes.positive_int, default=1_000_000, help="number of samples")
+    p.add_argument("--seed", type=argtypes.seed, default=0, help="random seed in [0, 2^64) (default 0)")
+    p.add_argument("--threads", type=argtypes.positive_int, default=None, help="numba threads (default: all)")
     p.add_argument("--exact", action="store_true",
                    help="also show exact probabilities and a chi-square test against them")
+    p.add_argument("--top", type=argtypes.nonnegative_int, default=20, metavar="K",
+                   help="list only the K most frequent outputs, text and JSON (default 20; 0 lists all)")
     p.set_defaults(run=run)
 
 
@@ -37,16 +40,14 @@ def _float_summary(samples: np.ndarray) -> list[dict[str, Any]]:
     for j in range(cols.shape[1]):
         col = cols[:, j]
         finite = col[~np.isnan(col)]
-        q = np.quantile(finite, [0.05, 0.5, 0.95]) if len(finite) else [np.nan] * 3
+        q = [float(v) for v in np.quantile(finite, [0.05, 0.5, 0.95])] if len(finite) else [None] * 3
         out.append({"component": j, "bottom": int(np.isnan(col).sum()), "mean": float(np.mean(finite)) if len(finite) else None,
                     "std": float(np.std(finite)) if len(finite) else None,
-                    "q05": float(q[0]), "median": float(q[1]), "q95": float(q[2])})
+                    "q05": q[0], "median": q[1], "q95": q[2]})
     return out
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.samples < 1:
-        raise ParameterError(f"--samples must be positive, got {args.samples}")
     mech, params = resolve(args)
     program = mech.trace(**params)
     x = program.domain.check(parse_input(args.input))
@@ -68,8 +69,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     counts = output_counts(samples)
     exact = backend.distribution(x) if backend is not None else None
-    keys = sorted(set(counts) | set(exact or {}), key=lambda o: o if isinstance(o, tuple) else (o,))
-    rows = [(o, counts.get(o, 0), None if exact is None else exact.get(o, Fraction(0))) for o in keys]
+    rows = _top_rows(counts, exact, args.top)
+    result["distinct_outputs"] = len(set(counts) | set(exact or {}))
     result["counts"] = [
         {"output": output_to_json(o), "count": c, "frequency": c / args.samples,
          **({} if p is None else {"exact": fraction_str(p)})}
@@ -82,6 +83,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _top_rows(counts: dict[Any, int], exact: dict[Any, Fraction] | None, top: int) -> list[tuple]:
+    """``(output, count, exact probability or None)`` of the ``top`` most frequent outputs (0: all).
+
+    Ranked by count, then exact probability, then output, so the listing is deterministic.
+    """
+    keys = set(counts) | set(exact or {})
+    prob = (lambda o: exact.get(o, Fraction(0))) if exact is not None else (lambda o: Fraction(0))
+
+    def rank(o: Any) -> tuple:
+        return (-counts.get(o, 0), -prob(o), o if isinstance(o, tuple) else (o,))
+
+    chosen = sorted(keys, key=rank) if not top or top >= len(keys) else heapq.nsmallest(top, keys, key=rank)
+    return [(o, counts.get(o, 0), None if exact is None else prob(o)) for o in chosen]
+
+
 def _print(args: argparse.Namespace, result: dict[str, Any], rows: list | None = None) -> None:
     if args.json:
         emit_json(result)
@@ -91,6 +107,9 @@ def _print(args: argparse.Namespace, result: dict[str, Any], rows: list | None =
           f"(compile {t['compile']:.2f} s, sample {t['sample']:.3f} s)")
     if "summary" in result:
         for s in result["summary"]:
+            if s["mean"] is None:
+                print(f"  component {s['component']}: bottom in every sample")
+                continue
             print(f"  component {s['component']}: mean {s['mean']:.4g}, std {s['std']:.4g}, "
                   f"5%..95% [{s['q05']:.4g}, {s['q95']:.4g}], bottom {s['bottom']}")
         return
@@ -99,6 +118,9 @@ def _print(args: argparse.Namespace, result: dict[str, Any], rows: list | None =
         if p is not None:
             line += f"  exact {fraction_str(p)} = {float(p):.6f}"
         print(line)
+    hidden = result["distinct_outputs"] - len(rows or [])
+    if hidden > 0:
+        print(f"  ... {hidden} more outputs (--top {args.top}: the most frequent first; --top 0 lists all)")
     if "chi2" in result:
         c = result["chi2"]
         print(f"  chi-square vs exact: statistic {c['statistic']:.2f}, dof {c['dof']}, p-value {c['pvalue']:.3g}")

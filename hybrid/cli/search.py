@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, emit_json, resolve
 from hybrid.cli.progress import progress_reporter
+from hybrid.formats import float_at_most
 from hybrid.search import Budget, search
 from samplers.errors import ParameterError
 
@@ -13,30 +15,41 @@ from samplers.errors import ParameterError
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("search", help="certified lower bound on epsilon: testing proposes, exact backends certify")
     add_mechanism_args(p)
-    p.add_argument("--precision", type=float, default=1e-3, help="width of the certified bracket (default 1e-3)")
-    p.add_argument("--claimed-eps", type=float, default=None, help="the epsilon the mechanism claims")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the testing stages (default 0)")
+    p.add_argument("--precision", type=argtypes.positive, default=1e-3,
+                   help="width of the certified bracket (default 1e-3)")
+    p.add_argument("--claimed-eps", type=argtypes.epsilon, default=None,
+                   help="the epsilon the mechanism claims (e.g. 1 or 7/10)")
+    p.add_argument("--seed", type=argtypes.seed, default=0,
+                   help="random seed of the testing stages, in [0, 2^64) (default 0)")
     p.add_argument("--backend", default="auto", help="exact backend: auto, enumerate, bdd, smt")
-    p.add_argument("--time-budget", type=float, default=300.0, help="seconds for the whole search (default 300)")
-    p.add_argument("--samples", type=int, default=Budget.samples, help="sample budget of the testers")
+    p.add_argument("--time-budget", type=argtypes.positive, default=300.0,
+                   help="seconds for the whole search (default 300)")
+    p.add_argument("--samples", type=argtypes.positive_int, default=Budget.samples,
+                   help="sample budget of the testers")
     glob = p.add_mutually_exclusive_group()
     glob.add_argument("--global", dest="global_check", action="store_true", default=None,
                       help="always finish with global verification over every neighbour pair")
     glob.add_argument("--no-global", dest="global_check", action="store_false",
                       help="never run the global verification")
-    p.add_argument("--plot", metavar="FILE", help="write a plot of p-value and bounds against eps (PNG)")
+    p.add_argument("--plot", metavar="FILE",
+                   help="write a plot of p-value and bounds against eps (.png, .pdf or .svg; default .png)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.samples < 1000:
         raise ParameterError(f"--samples must be at least 1000, got {args.samples}")
-    if not args.time_budget > 0:
-        raise ParameterError(f"--time-budget must be positive, got {args.time_budget}")
     mech, params = resolve(args)
+    plot = None
+    if args.plot:  # checked before the work, written after the result is out
+        from hybrid.plots import plot_path
+
+        plot = plot_path(args.plot)
+    # the claim as the largest double not above it: the verdicts, made on double bounds, stay exact
+    claimed = None if args.claimed_eps is None else float_at_most(args.claimed_eps)
     budget = Budget(time=args.time_budget, samples=args.samples)
     with progress_reporter(quiet=args.json) as say:
-        result = search(mech, params, precision=args.precision, claimed_eps=args.claimed_eps, seed=args.seed,
+        result = search(mech, params, precision=args.precision, claimed_eps=claimed, seed=args.seed,
                         budget=budget, backend=args.backend, global_check=args.global_check, progress=say)
     data = result.to_json()
     if args.json:
@@ -45,11 +58,11 @@ def run(args: argparse.Namespace) -> int:
         from hybrid.cli.summary import print_search
 
         print_search(data)
-    if args.plot:  # after the result is out, so a plot that cannot be written loses nothing
+    if plot is not None:  # after the result is out, so a plot that cannot be written loses nothing
         from hybrid.plots import search_plot
 
-        search_plot(data, args.plot)
+        search_plot(data, plot)
         if not args.json:
-            print(f"  plot written to {args.plot}")
+            print(f"  plot written to {plot}")
     return 0
 

@@ -27,8 +27,10 @@ def print_search(r: dict[str, Any]) -> None:
     else:
         c.print(f"  statistical lower bound: eps >= [bold]{lower_str(r['eps_lower'])}[/bold] (not certified)")
     if r.get("stat_interval"):
-        lo, hi = r["stat_interval"]
-        c.print(f"  testing alone: eps in [{lower_str(lo)}, {upper_str(hi)}] (statistical interval)")
+        lo = r["stat_interval"][0]
+        conf = r.get("stat_confidence")
+        level = f"confidence {conf:g}, " if conf is not None else ""
+        c.print(f"  testing alone: eps >= {lower_str(lo)} ({level}one-sided; not certified)")
     if r.get("eps_upper") is not None:
         c.print(f"  global verification: eps <= {upper_str(r['eps_upper'])}"
                 + ("" if r.get("proved_dp") is None else f", proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, parse_params, resolve
 from samplers.compile import compile_sampler
 from samplers.errors import ParameterError
@@ -13,8 +14,8 @@ from samplers.libraries import library_mechanism
 
 def add_tester_args(p: argparse.ArgumentParser, samples_help: str) -> None:
     add_mechanism_args(p)
-    p.add_argument("--samples", type=int, default=None, help=samples_help)
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--samples", type=argtypes.positive_int, default=None, help=samples_help)
+    p.add_argument("--seed", type=argtypes.seed, default=0, help="random seed in [0, 2^64) (default 0)")
 
 
 def positive_samples(args: argparse.Namespace, default: int) -> int:

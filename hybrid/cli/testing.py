@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from hybrid.cli import argtypes
 from hybrid.cli.common import emit_json
+from hybrid.formats import eps_text, value_to_json
 from hybrid.cli.progress import progress_reporter
 from hybrid.cli.tester_args import (
     add_tester_args,
@@ -14,7 +16,6 @@ from hybrid.cli.tester_args import (
 )
 from hybrid.formats import lower_str
 from hybrid.testing import audit_test, sniper_estimate, statdp_test
-from samplers.errors import ParameterError
 
 DEFAULT_SAMPLES = {"statdp": 500_000, "sniper": 10_000_000, "audit": 1_000_000}
 
@@ -22,39 +23,36 @@ DEFAULT_SAMPLES = {"statdp": 500_000, "sniper": 10_000_000, "audit": 1_000_000}
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("test", help="statistically test eps-DP (StatDP test, DP-Sniper attack or audit)")
     add_tester_args(p, "samples per input in the final stage (statdp 500000, sniper 10^7, audit runs 10^6)")
-    p.add_argument("--eps", type=float, required=True, help="the eps to test")
+    p.add_argument("--eps", type=argtypes.epsilon, required=True, help="the eps to test (e.g. 0.7 or 7/10)")
     p.add_argument("--method", choices=sorted(DEFAULT_SAMPLES), default="statdp", help="tester (default statdp)")
-    p.add_argument("--alpha", type=float, default=0.05,
+    p.add_argument("--alpha", type=argtypes.probability, default=0.05,
                    help="significance level: statdp rejects when p <= alpha; sniper and audit bounds "
                         "hold with confidence 1 - alpha (default 0.05)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 0 < args.alpha < 1:
-        raise ParameterError(f"--alpha must lie in (0, 1), got {args.alpha}")
-    if not args.eps >= 0 or args.eps == float("inf"):
-        raise ParameterError(f"--eps must be a finite non-negative number, got {args.eps}")
+    eps = float(args.eps)  # the testers work in floats
     n = positive_samples(args, DEFAULT_SAMPLES[args.method])
     sampler = resolve_sampler(args)
     with progress_reporter(quiet=args.json) as report:
         if args.method == "statdp":
-            res = statdp_test(sampler, args.eps, samples=n, alpha=args.alpha, seed=args.seed, progress=report)
+            res = statdp_test(sampler, eps, samples=n, alpha=args.alpha, seed=args.seed, progress=report)
         elif args.method == "sniper":
             res = sniper_estimate(sampler, samples=n, confidence=1 - args.alpha, seed=args.seed, progress=report)
         else:
             res = audit_test(sampler, samples=n, beta=args.alpha, seed=args.seed, progress=report)
     out = res.to_json()
     violation = out.get("violation", res.eps_lower > args.eps)
-    out["eps_tested"], out["violation"] = args.eps, violation
+    out["eps_tested"], out["violation"] = value_to_json(args.eps), violation
     if args.json:
         emit_json(out)
         return 0
-    verdict = (f"NOT {args.eps:g}-DP (statistical evidence)" if violation
-               else f"no evidence against {args.eps:g}-DP")
+    verdict = (f"NOT {eps_text(args.eps)}-DP (statistical evidence)" if violation
+               else f"no evidence against {eps_text(args.eps)}-DP")
     print(f"{out['mechanism']}: {verdict}  [method {res.method}, seed {res.seed}, {n} samples]")
     if res.method == "statdp":
-        print(f"  p-value {out['p_value']:.4g} at eps = {args.eps:g} (alpha {args.alpha:g})")
+        print(f"  p-value {out['p_value']:.4g} at eps = {eps_text(args.eps)} (alpha {args.alpha:g})")
     else:
         print(f"  eps >= {lower_str(res.eps_lower, 4)} with confidence {res.confidence:g}")
     print_witness(res)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
+from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, emit_json, resolve
 from hybrid.formats import output_str, params_to_json, value_to_json, witness_to_json
-from samplers.errors import ParameterError
 from verifiers.bitblast import DEFAULT_NODE_BUDGET
 from verifiers.ratio import ratio_str
 from verifiers.verify import Verification, verify
@@ -18,22 +17,14 @@ def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("verify", help="exact global epsilon over all neighbour pairs (or prove --eps)")
     add_mechanism_args(p)
     p.add_argument("--backend", default="auto", help="exact backend: auto, bdd or enumerate (default auto)")
-    p.add_argument("--eps", type=float, default=None, help="prove or refute eps-DP (natural log)")
-    p.add_argument("--precision", type=float, default=None,
+    p.add_argument("--eps", type=argtypes.epsilon, default=None,
+                   help="prove or refute eps-DP (natural log; 7/10 is exactly seven tenths)")
+    p.add_argument("--precision", type=argtypes.positive, default=None,
                    help="also bisect eps with the decision oracle to this width")
-    p.add_argument("--node-budget", type=int, default=DEFAULT_NODE_BUDGET,
+    p.add_argument("--node-budget", type=argtypes.positive_int, default=DEFAULT_NODE_BUDGET,
                    help=f"BDD node budget (default {DEFAULT_NODE_BUDGET})")
     p.add_argument("--reorder", action="store_true", help="dynamic BDD variable reordering while building")
     p.set_defaults(run=run)
-
-
-def _check(args: argparse.Namespace) -> None:
-    if args.eps is not None and not (args.eps >= 0):
-        raise ParameterError(f"--eps must be a non-negative number, got {args.eps}")
-    if args.precision is not None and not (0 < args.precision < math.inf):
-        raise ParameterError(f"--precision must be a positive number, got {args.precision}")
-    if args.node_budget < 1:
-        raise ParameterError(f"--node-budget must be positive, got {args.node_budget}")
 
 
 def to_json(v: Verification, mech: Any, params: dict[str, Any], precision: float | None) -> dict[str, Any]:
@@ -67,7 +58,6 @@ def to_json(v: Verification, mech: Any, params: dict[str, Any], precision: float
 
 
 def run(args: argparse.Namespace) -> int:
-    _check(args)
     mech, params = resolve(args)
     v = verify(mech.trace(**params), backend=args.backend, eps=args.eps, precision=args.precision,
                **({"node_budget": args.node_budget, "reorder": args.reorder}

@@ -15,6 +15,7 @@ from itertools import accumulate
 from typing import Any, Mapping
 
 from samplers.catalogue import register
+from samplers.errors import ParameterError
 from samplers.lang import BOTTOM, all_differ, argmax, ints, ite, maximum, mechanism, one_differ
 from samplers.lang import exponential as exp_noise
 from samplers.lang import laplace as lap
@@ -26,12 +27,21 @@ def _eps(p: Mapping[str, Any]) -> float:
     return p["eps"]
 
 
+def _check(p: Mapping[str, Any]) -> None:
+    """eps > 0 (every noise scale divides by it); the cutoff c and the release count k at least 1."""
+    if "eps" in p and not p["eps"] > 0:
+        raise ParameterError(f"eps must be positive, got {p['eps']}")
+    for key in ("c", "k"):
+        if key in p and p[key] < 1:
+            raise ParameterError(f"{key} must be at least 1, got {p[key]}")
+
+
 def _continuous(*, size: Any = 1, lo: int = -10, hi: int = 10, neighbours: Any = one_differ,
                 aliases: tuple[str, ...] = (), claimed: Any = _eps):
     """Declare and register a suite mechanism (DP-Sniper's integer-valued query domain)."""
 
     def wrap(fn):
-        return register(mechanism(domain=ints(lo=lo, hi=hi, size=size), neighbours=neighbours,
+        return register(mechanism(domain=ints(lo=lo, hi=hi, size=size), neighbours=neighbours, check=_check,
                                   claimed_eps=claimed, aliases=aliases)(fn))
 
     return wrap

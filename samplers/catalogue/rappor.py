@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from samplers.catalogue import register
 from samplers.catalogue.murmur import murmur3_32
+from samplers.errors import ParameterError
 from samplers.lang import any_of, categorical, flip, ints, ite, mechanism, one_differ
 
 LO, HI = -10, 10  # DP-Sniper's input range for RAPPOR
@@ -26,6 +27,13 @@ def bloom_bits(value: int, h: int, m: int) -> frozenset[int]:
 def _bloom(x0, h: int, m: int) -> list:
     table = {v: bloom_bits(v, h, m) for v in range(LO, HI + 1)}
     return [any_of(*[x0 == v for v, bits in table.items() if j in bits] or [0]) for j in range(m)]
+
+
+def _check(p: Mapping[str, Any]) -> None:
+    """At least one hash function and one filter bit (h seeds modulo m)."""
+    for key in ("h", "m"):
+        if p[key] < 1:
+            raise ParameterError(f"{key} must be at least 1, got {p[key]}")
 
 
 def _permanent(bit, f):
@@ -48,7 +56,7 @@ def _claimed(p: Mapping[str, Any], instantaneous: bool) -> float:
 
 
 @register
-@mechanism(domain=ints(lo=LO, hi=HI, size=1), neighbours=one_differ, aliases=("Rappor",),
+@mechanism(domain=ints(lo=LO, hi=HI, size=1), neighbours=one_differ, aliases=("Rappor",), check=_check,
            claimed_eps=lambda p: _claimed(p, True))
 def rappor(x, *, h=4, m=20, f="3/4", p="9/20", q="11/20"):
     """RAPPOR: Bloom filter, permanent RR (f), instantaneous RR (report 1 w.p. q if 1, p if 0).
@@ -63,7 +71,7 @@ def rappor(x, *, h=4, m=20, f="3/4", p="9/20", q="11/20"):
 
 @register
 @mechanism(domain=ints(lo=LO, hi=HI, size=1), neighbours=one_differ,
-           aliases=("OneTimeRappor",),
+           aliases=("OneTimeRappor",), check=_check,
            claimed_eps=lambda p: _claimed(p, False))
 def one_time_rappor(x, *, h=4, m=20, f="19/20"):
     """One-time RAPPOR: Bloom filter and permanent randomized response only (DP-Sniper)."""

@@ -23,11 +23,20 @@ import math
 from typing import Any, Mapping
 
 from samplers.catalogue import register
+from samplers.errors import ParameterError
 from samplers.lang import BOTTOM, all_differ, clamp, ints, ite, mechanism, two_sided_geometric
 
 
 def _claimed(p: Mapping[str, Any]) -> float:
     return 4 * p["c"] * -math.log(p["a"]) if p["a"] > 0 else math.inf
+
+
+def _check(p: Mapping[str, Any]) -> None:
+    """The cutoff c at least 1 (noise bases are powers a^c) and the clamping margin W at least 0."""
+    if p["c"] < 1:
+        raise ParameterError(f"c must be at least 1, got {p['c']}")
+    if p["W"] < 0:
+        raise ParameterError(f"W must be at least 0, got {p['W']}")
 
 
 def _sparse_vector(x, *, n, T, W, threshold_base, query_base, cutoff, release_value=False):
@@ -54,7 +63,7 @@ def _svt_mechanism(name: str, aliases: tuple[str, ...], doc: str, **shape: Any):
 
     body.__name__ = name
     body.__doc__ = doc
-    return register(mechanism(domain=ints(lo=0, hi="n", size="L"), neighbours=all_differ,
+    return register(mechanism(domain=ints(lo=0, hi="n", size="L"), neighbours=all_differ, check=_check,
                               claimed_eps=_claimed, name=name, aliases=aliases, length_param="L")(body))
 
 

@@ -133,7 +133,11 @@ class Mechanism:
         for k, d in self.defaults.items():
             out[k] = coerce_param(self.name, k, overrides.get(k, d), d)
         if self.check is not None:
-            self.check(out)
+            try:
+                self.check(out)
+            except ParameterError as e:  # name the mechanism once
+                msg = str(e)
+                raise ParameterError(msg if msg.startswith(f"{self.name}:") else f"{self.name}: {msg}") from None
         return out
 
     def trace(self, **overrides: Any) -> Program:
@@ -141,7 +145,11 @@ class Mechanism:
         params = self.params(**overrides)
         key = tuple(sorted(params.items()))
         if key not in self._traces:
-            self._traces[key] = self._trace(params)
+            try:
+                self._traces[key] = self._trace(params)
+            except (ZeroDivisionError, OverflowError) as e:  # arithmetic on the parameters at trace time
+                shown = ", ".join(f"{k}={v}" for k, v in params.items())
+                raise ParameterError(f"{self.name} cannot be built with {shown}: {e}") from None
         return self._traces[key]
 
     def _trace(self, params: dict[str, Any]) -> Program:
