@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from fractions import Fraction
 
 from hybrid.certify import certify_file
 from hybrid.cli.common import add_json_flag, emit_json
@@ -24,12 +25,27 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(certs[0] if len(certs) == 1 else certs)
         return 0
+
+
+def _ratio(text: str) -> str:
+    return text if text == "inf" else f"{float(Fraction(text)):.12g}"
     for c in certs:
         w = c["witness"]
         print(f"{c['mechanism']}: x = {w['x']}, x' = {w['x_prime']}, event = {w['event']} ({c['source']})")
-        print(f"  P(E | x) = {c['p_x']}, P(E | x') = {c['p_x_prime']}: exact ratio {c['ratio']}, "
-              f"eps >= {c['eps_lower']} ({c['backend']} backend)")
+        if "ratio_enclosure" in c:  # continuous noise: rigorous enclosures
+            lo, hi = (float(Fraction(v)) for v in c["p_x"])
+            lo2, hi2 = (float(Fraction(v)) for v in c["p_x_prime"])
+            print(f"  P(E | x) in [{lo:.12g}, {hi:.12g}], P(E | x') in [{lo2:.12g}, {hi2:.12g}]: "
+                  f"certified ratio >= {_ratio(c['ratio'])}, eps in [{c['eps_lower']}, {c['eps_upper']}] "
+                  f"({c['backend']} backend)")
+        else:
+            print(f"  P(E | x) = {c['p_x']}, P(E | x') = {c['p_x_prime']}: exact ratio {c['ratio']}, "
+                  f"eps >= {c['eps_lower']} ({c['backend']} backend)")
         if c["claimed_eps"] is not None:
             verdict = "holds" if c["violation_holds"] else "does NOT hold"
             print(f"  claimed violation of {c['claimed_eps']:g}-DP: {verdict}")
     return 0
+
+
+def _ratio(text: str) -> str:
+    return text if text == "inf" else f"{float(Fraction(text)):.12g}"
