@@ -147,8 +147,8 @@ def _threshold(event: Threshold, out: _Outputs) -> bool:
     v = feature_value(event.feature, out)
     if v is NAN or isinstance(v, tuple) or (not isinstance(v, Form) and _is_bottom(v)):
         return False
-    alpha = Fraction(event.alpha)
-    return out.run.less(v, alpha) if event.below else out.run.less(alpha, v, strict=False)
+    alpha = Fraction(event.alpha)  # the other outcome weighs 0: keep only the region where it holds
+    return out.run.require(v, alpha) if event.below else out.run.require(alpha, v, strict=False)
 
 
 def _weight(event: Any, out: _Outputs) -> Any:
@@ -225,7 +225,7 @@ def _attack(attack: Attack, out: _Outputs) -> Any:
     t = Fraction(attack.t)
     if not isinstance(score, Form):
         return 1 if score > t else Fraction(attack.q) if score == t else 0
-    return 1 if out.run.less(t, score) else 0
+    return 1 if out.run.require(t, score) else 0
 
 
 __all__ = ["feature_value", "symbolic"]

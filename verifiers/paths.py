@@ -193,6 +193,20 @@ class Run:
             return d > 0 if strict else d >= 0
         return self.branch([(ONE, (d,)), (ONE, (minus_d,))]) == 0
 
+    def require(self, a: Value, b: Value, strict: bool = True) -> bool:
+        """Keep only the part of the path where ``a < b`` (``a <= b``); False when it is certainly empty.
+
+        For events that hold only if the comparison does: the other outcome weighs 0 and
+        need not be explored.
+        """
+        if not isinstance(a, Form) and not isinstance(b, Form):
+            return a < b if strict else a <= b
+        d = sub(b, a)
+        if not isinstance(d, Form):
+            return d > 0 if strict else d >= 0
+        self.branch([(ONE, (d,))])
+        return True
+
     def winner(self, values: Sequence[Value], ties: str = "first") -> int:
         """Index of the largest value: lowest index among exact ties, or uniform among them."""
         groups: list[list[int]] = []
@@ -285,7 +299,10 @@ class Run:
         n = self.spec.nodes[j]
         if n.op in ("add", "sub") and n.kind != FLOAT:
             (alo, ahi), (blo, bhi) = self._interval(n.args[0]), self._interval(n.args[1])
-            return (alo + blo, ahi + bhi) if n.op == "add" else (alo - bhi, ahi - blo)
+            lo, hi = (alo + blo, ahi + bhi) if n.op == "add" else (alo - bhi, ahi - blo)
+            if lo == hi:  # both operands known: remember the sum, so chains stay linear
+                self.memo[j] = lo
+            return lo, hi
         return n.lo, n.hi
 
     def _decided(self, n: Node) -> int | None:
