@@ -288,16 +288,5 @@ class ContinuousBackend:
                            program.symmetric)
 
 
-def input_box(program: Program, lo: int, hi: int) -> Domain:
-    """The declared domain intersected with ``lo..hi`` in every coordinate (for small global sweeps)."""
-    d = program.domain
-    box = Domain(tuple(max(a, lo) for a in d.lo), tuple(min(b, hi) for b in d.hi))
-    if any(a > b for a, b in zip(box.lo, box.hi)):
-        from samplers.errors import DomainError
-
-        raise DomainError(f"the range {lo}..{hi} misses the domain {d.describe()}")
-    return box
-
-
 __all__ = ["ContinuousBackend", "Decision", "GlobalLevel", "NumericOutputs", "PairLevel", "WitnessRatio",
-           "eps_bracket", "input_box"]
+           "eps_bracket"]
