@@ -48,7 +48,7 @@ from verifiers.enclosure import RatioEnclosure
 from verifiers.epsilon import exp_bracket
 from verifiers.ratio import INF, ratio_str
 
-PROPOSE_SAMPLES = 4_000_000  # the tester only proposes here: certification does not need more
+PROPOSE_SAMPLES = 1_000_000  # the tester only proposes here: certification does not need more
 KEEP = 4  # best-tested pairs certified (each in both orders)
 CERTIFY_SHARE = 0.5  # of the remaining time, for certifying candidate pairs
 SEMANTICS = ("certified against the real-number semantics of the noise (exact scales), "
@@ -75,7 +75,7 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
     try:
         finite = backend.finite_outputs(pairs[0].x)
         run = _Finite(s, backend) if finite else _Numeric(s, backend, sampler)
-        best = run.certify(_candidates(s, program, pairs))
+        best = run.certify(_candidates(s, program, pairs, patterns_first=not finite))
         proposed = _proposed(backend, interval)
     except (UnsupportedByBackend, LimitExceeded) as e:
         result = _statistical(s, program)
@@ -118,9 +118,11 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
     return result
 
 
-def _candidates(s: _Search, program: Program, ranked: list[Pair]) -> list[Pair]:
-    """The best-tested pairs (both orders), then random neighbour pairs."""
+def _candidates(s: _Search, program: Program, ranked: list[Pair], patterns_first: bool) -> list[Pair]:
+    """The best-tested pairs (StatDP's patterns first if asked; both orders), then random neighbour pairs."""
     rng = np.random.default_rng(derive_seed(s.seed, 14))
+    if patterns_first:
+        ranked = sorted(ranked, key=lambda p: p.origin.startswith("random"))  # stable: keeps the ranking
     out: dict[tuple, Pair] = {}
     for p in ranked[:KEEP]:
         for q in (p, p.swapped()):
@@ -179,7 +181,7 @@ class _Finite:
         stop = time.perf_counter() + CERTIFY_SHARE * max(0.0, clock.deadline - time.perf_counter())
         best = None
         for i, p in enumerate(pairs):
-            if i >= 2 * KEEP and time.perf_counter() > stop:
+            if i >= 2 and time.perf_counter() > stop:
                 self.s.limits.append(f"certified {i} of {len(pairs)} candidate pairs within the time budget")
                 break
             b = self._best_of(p)
@@ -248,7 +250,7 @@ class _Numeric:
                 self.s.limits.append(f"tuned events on {i} of {min(len(pairs), 2 * KEEP)} candidate pairs "
                                      "within the time budget")
                 break
-            t = self.tuner.tune(p.x, p.x_prime)
+            t = self.tuner.tune(p.x, p.x_prime, deadline=clock.deadline if i == 0 else stop)
             self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
                                "ratio": ratio_str(t.ratio.lo),
                                "event": t.event.describe() if t.event is not None else "any output"})

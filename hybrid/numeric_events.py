@@ -20,6 +20,7 @@ of independent events and the ratios multiply.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
@@ -38,7 +39,9 @@ from verifiers.ratio import INF
 
 STEPS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 4.0)  # threshold offsets, in noise scales
 MAX_OFFSETS = 4  # distinct component offsets a threshold grid is built around
-SKELETONS = 3  # skeletons tuned per pair
+SKELETONS = 3  # skeletons tuned per pair: the best by samples and the best by exact ratio
+SCREENED = 16  # skeletons favoured by samples whose exact ratio is computed
+SECOND_SWEEP = 4  # a second ascent sweep when there are at most this many numeric features
 MAX_INT_CODES = 64  # an integer output with a wider range is not a code
 
 
@@ -165,8 +168,8 @@ class EventTuner:
             if head is not None else (lambda run: 1)
         return [p.result[0] for p in self.backend.paths(x, lambda run: (run.outputs(),) if member(run) else None)]
 
-    def tune(self, x: Sequence[int], xp: Sequence[int]) -> Tuned:
-        """The best event found for the pair, with its coarse certified ratio."""
+    def tune(self, x: Sequence[int], xp: Sequence[int], deadline: float = math.inf) -> Tuned:
+        """The best event found for the pair, with its coarse certified ratio (tuning stops at ``deadline``)."""
         codes = tuple(sorted(set(output_constants(self.backend.specialised(x)))
                              | set(output_constants(self.backend.specialised(xp)))))
         best = Tuned(None, RatioEnclosure(Fraction(1), Fraction(1)), 0)
@@ -175,43 +178,58 @@ class EventTuner:
             mine = self._outputs(x, head) + self._outputs(xp, head)
             if not mine:
                 continue
-            t = self._ascend(x, xp, head, self._features(mine, skel))
-            if t.ratio.lo > best.ratio.lo:
-                best = t
+            slots = self._slots(mine, skel, codes)
+            numeric = [o for o in slots if o[0] is None]
+            for layout in ([[head]] + numeric if head is not None else None, slots):
+                if layout is None:
+                    continue
+                t = self._ascend(x, xp, layout, deadline)
+                if t.ratio.lo > best.ratio.lo:
+                    best = t
         best.evaluations = self.evaluations
         return best
 
     def _skeletons(self, x, xp, codes: tuple[float, ...]) -> list[tuple[int, ...]]:
-        """The skeletons samples favour most under x (all of them when there are few)."""
+        """The skeletons to tune: those samples favour most under x, and among the favoured ones those
+        with the best certified ratio on their own (thresholds may change the order)."""
         n = self.samples
         sx = sample_skeletons(self.sampler.sample(list(x), n, self.seed), codes)
         sy = sample_skeletons(self.sampler.sample(list(xp), n, self.seed + 1), codes)
         reps, cx, cy = distinct_counts(sx, sy)
-        if len(reps) <= SKELETONS:
-            return [tuple(int(v) for v in r) for r in reps]
+        found = [tuple(int(v) for v in r) for r in reps]
+        if len(found) <= SKELETONS:
+            return found
         score = np.log((cx + 0.5) / (cy + 0.5))
         score[cx < max(20, n // 10_000)] = -np.inf
-        order = np.argsort(-score, kind="stable")[:SKELETONS]
-        return [tuple(int(v) for v in reps[i]) for i in order if np.isfinite(score[i])]
+        order = [found[i] for i in np.argsort(-score, kind="stable")[:SCREENED] if np.isfinite(score[i])]
+        exact = {k: self._ratio(x, xp, self._head(k, codes)).lo for k in order}
+        return list(dict.fromkeys(order[:SKELETONS] + sorted(exact, key=lambda k: -exact[k])[:SKELETONS]))
 
-    def _features(self, outputs: list[Any], skel: tuple[int, ...]) -> list[tuple[Feature, list[float]]]:
-        """Numeric features of a skeleton and their candidate thresholds."""
-        numeric = [k for k, c in enumerate(skel) if c == 0]
-        if not numeric:
-            return []
-        feats: list[tuple[Feature, list[Any]]] = []
-        whole = all(isinstance(f, Form) for o in outputs for f in _components(o))
-        rows = _whitening(list(_components(outputs[0]))) if whole and self.program.tuple_output else None
-        if rows is not None:
-            for row in rows:
-                forms = [_combine(row, _components(o)) for o in outputs]
-                feats.append((Feature("linear", weights=row), forms))
-        else:
-            for k in numeric:
-                feat = Feature("component", index=k) if self.program.tuple_output else IDENTITY
-                feats.append((feat, [_components(o)[k] for o in outputs]))
+    def _slots(self, outputs: list[Any], skel: tuple[int, ...], codes: tuple[float, ...]) -> list[list]:
+        """The event's slots, one per output component (or whitened coordinate): each a list of
+        options, the first one chosen at the start: a code component's value (or free; bottom
+        entries stay free, a halted sparse vector's are implied), a numeric one's thresholds.
+
+        Two layouts are tuned per skeleton: the whole skeleton fixed plus the numeric slots
+        (a threshold then applies to released values only), and these relaxable slots (a
+        threshold ``v < a`` then also admits a code below ``a``)."""
+        tuple_output = self.program.tuple_output
         laws = self._laws()
-        return [(feat, self._grid(forms, laws)) for feat, forms in feats]
+        whole = not any(skel) and all(isinstance(f, Form) for o in outputs for f in _components(o))
+        rows = _whitening(list(_components(outputs[0]))) if whole and tuple_output else None
+        if rows is not None:
+            return [[None] + _thresholds(Feature("linear", weights=row),
+                                         self._grid([_combine(row, _components(o)) for o in outputs], laws))
+                    for row in rows]
+        slots = []
+        for k, code in enumerate(skel):
+            feat = Feature("component", index=k) if tuple_output else IDENTITY
+            if code == 0:
+                slots.append([None] + _thresholds(feat, self._grid([_components(o)[k] for o in outputs], laws)))
+            elif code >= 2 or not tuple_output:
+                value = codes[code - 2] if code >= 2 else BOTTOM
+                slots.append([SetEvent(feat, (value,))] + ([None] if tuple_output else []))
+        return slots
 
     def _laws(self) -> dict:
         laws: dict = {}
@@ -229,30 +247,58 @@ class EventTuner:
         grid = {float(c) + d * s for c in offsets for d in STEPS}
         return sorted(g for g in grid if math.isfinite(g))
 
-    def _ascend(self, x, xp, head: Event | None, feats: list[tuple[Feature, list[float]]]) -> Tuned:
-        """Coordinate ascent over one threshold per numeric feature (none, >= a or < a)."""
-        chosen: list[Event | None] = [None] * len(feats)
+    def _ascend(self, x, xp, slots: list[list], deadline: float) -> Tuned:
+        """Coordinate ascent over the slots' options (see :meth:`_slots`).
+
+        A slot whose options equal an earlier one's (the same offsets and noise: parallel
+        releases of one query) first tries the option that slot chose, and scans the rest
+        only if it does not pay; a second sweep runs when there are few slots.
+        """
+        chosen: list[Event | None] = [options[0] for options in slots]
 
         def event() -> Event | None:
-            parts = ([head] if head is not None else []) + [c for c in chosen if c is not None]
+            parts = [c for c in chosen if c is not None]
             if not parts:
                 return None
             return parts[0] if len(parts) == 1 else Product(tuple(parts))
 
         best = self._ratio(x, xp, event())
-        for _ in range(2):
+        by_options: dict[tuple, int] = {}
+        for sweep in range(2 if len(slots) <= SECOND_SWEEP else 1):
             improved = False
-            for k, (feat, grid) in enumerate(feats):
+            for k, options in enumerate(slots):
+                if best.lo == INF or time.perf_counter() > deadline:
+                    return Tuned(event(), best, self.evaluations)
+                sig = tuple(_signature(o) for o in options)
+                known = by_options.get(sig)
+                order = ([known] if known is not None and sweep == 0 else []) + list(range(len(options)))
                 keep = chosen[k]
-                for below in (False, True):
-                    for a in grid:
-                        chosen[k] = Threshold(feat, a, below)
-                        r = self._ratio(x, xp, event())
-                        if r.lo > best.lo and r.lo != 0:
-                            best, keep, improved = r, chosen[k], True
-                        if best.lo == INF:
-                            break
+                for n, j in enumerate(order):
+                    if options[j] is keep and n > 0:
+                        continue
+                    chosen[k] = options[j]
+                    r = self._ratio(x, xp, event())
+                    if r.lo > best.lo and r.lo != 0:
+                        best, keep, improved = r, options[j], True
+                        by_options[sig] = j
+                        if known is not None and n == 0:
+                            break  # the earlier slot's choice pays here too
+                    if best.lo == INF:
+                        break
                 chosen[k] = keep
-            if not improved or best.lo == INF:
+            if not improved:
                 break
         return Tuned(event(), best, self.evaluations)
+
+
+def _thresholds(feat: Feature, grid: list[float]) -> list[Event]:
+    return [Threshold(feat, a, below) for below in (False, True) for a in grid]
+
+
+def _signature(e: Event | None) -> Any:
+    """An event option without its feature (slots of parallel releases have equal signatures)."""
+    if isinstance(e, Threshold):
+        return ("t", e.alpha, e.below)
+    if isinstance(e, SetEvent):
+        return ("in", e.values)
+    return None
