@@ -10,7 +10,8 @@ backend (:mod:`verifiers.continuous`) in place of an exact one:
    continuous values, an event is built and tuned on each pair's exact structure
    (:mod:`hybrid.numeric_events`) and its ratio enclosed; the tester's own event is
    certified too;
-3. **improve** -- finite outputs: local search on the inputs while the certified ratio grows;
+3. **improve** -- finite outputs: local search on the inputs from the best few pairs while the
+   certified ratio grows;
 4. **bracket** -- the best pair's level enclosed to ``precision`` (finite outputs), or the
    witness event's ratio enclosure (numeric outputs); ``eps_lower`` is ``ln`` of the
    enclosure's lower end, rounded down;
@@ -49,7 +50,8 @@ from verifiers.epsilon import exp_bracket
 from verifiers.ratio import INF, ratio_str
 
 PROPOSE_SAMPLES = 1_000_000  # the tester only proposes here: certification does not need more
-KEEP = 4  # best-tested pairs certified (each in both orders)
+KEEP = 4  # best-tested pairs certified first (each in both orders)
+STARTS = 3  # local searches, from the best certified pairs
 CERTIFY_SHARE = 0.5  # of the remaining time, for certifying candidate pairs
 SEMANTICS = ("certified against the real-number semantics of the noise (exact scales), "
              "not a floating-point implementation")
@@ -119,12 +121,14 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
 
 
 def _candidates(s: _Search, program: Program, ranked: list[Pair], patterns_first: bool) -> list[Pair]:
-    """The best-tested pairs (StatDP's patterns first if asked; both orders), then random neighbour pairs."""
+    """The best-tested pairs (StatDP's patterns first if asked), every other pattern, then random
+    neighbour pairs; each in both orders.  The caller stops when its time share is spent."""
     rng = np.random.default_rng(derive_seed(s.seed, 14))
     if patterns_first:
         ranked = sorted(ranked, key=lambda p: p.origin.startswith("random"))  # stable: keeps the ranking
+    patterns = [p for p in ranked[KEEP:] if not p.origin.startswith("random")]
     out: dict[tuple, Pair] = {}
-    for p in ranked[:KEEP]:
+    for p in ranked[:KEEP] + patterns:
         for q in (p, p.swapped()):
             if program.neighbours.contains(q.x, q.x_prime):
                 out.setdefault((q.x, q.x_prime), q)
@@ -179,7 +183,7 @@ class _Finite:
     def certify(self, pairs: list[Pair]) -> _Best:
         clock = self.s.clock
         stop = time.perf_counter() + CERTIFY_SHARE * max(0.0, clock.deadline - time.perf_counter())
-        best = None
+        found: list[_Best] = []
         for i, p in enumerate(pairs):
             if i >= 2 and time.perf_counter() > stop:
                 self.s.limits.append(f"certified {i} of {len(pairs)} candidate pairs within the time budget")
@@ -187,12 +191,22 @@ class _Finite:
             b = self._best_of(p)
             self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
                                "ratio": ratio_str(b.ratio.lo), "output": output_to_json(b.witness)})
-            if best is None or b.ratio.lo > best.ratio.lo:
-                best = b
+            found.append(b)
         self.table.sort(key=lambda c: -_ratio_value(c["ratio"]))
-        return best
+        self.starts = sorted(found, key=lambda b: -b.ratio.lo)[:STARTS]
+        return self.starts[0]
 
     def improve(self, best: _Best) -> _Best:
+        """Hill climbing from the best few certified pairs, while the step and time budgets last."""
+        for start in self.starts:
+            if self.s.clock.expired:
+                break
+            end = self._climb(start)
+            if end.ratio.lo > best.ratio.lo:
+                best = end
+        return best
+
+    def _climb(self, best: _Best) -> _Best:
         """First-improvement hill climbing on the certified pair level."""
         program, budget = self.backend.program, self.s.budget
         tried, steps, improved = {(best.pair.x, best.pair.x_prime)}, 0, True
@@ -202,7 +216,7 @@ class _Finite:
                 if (move.x, move.x_prime) in tried:
                     continue
                 if steps >= budget.local_steps or self.s.clock.expired:
-                    self.s.limits.append(f"local search stopped after {steps} pair evaluations")
+                    self.s.limits.append(f"a local search stopped after {steps} pair evaluations")
                     return best
                 tried.add((move.x, move.x_prime))
                 steps += 1
@@ -245,10 +259,9 @@ class _Numeric:
         clock = self.s.clock
         stop = time.perf_counter() + CERTIFY_SHARE * max(0.0, clock.deadline - time.perf_counter())
         best = None
-        for i, p in enumerate(pairs[: 2 * KEEP]):
+        for i, p in enumerate(pairs):
             if i >= 2 and time.perf_counter() > stop:
-                self.s.limits.append(f"tuned events on {i} of {min(len(pairs), 2 * KEEP)} candidate pairs "
-                                     "within the time budget")
+                self.s.limits.append(f"tuned events on {i} of {len(pairs)} candidate pairs within the time budget")
                 break
             t = self.tuner.tune(p.x, p.x_prime, deadline=clock.deadline if i == 0 else stop)
             self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,

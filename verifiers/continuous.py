@@ -173,8 +173,8 @@ class ContinuousBackend:
             for p in self.paths(key, lambda run: (run.outputs(),)):
                 o = p.result[0]
                 if any(isinstance(v, Form) for v in (o if isinstance(o, tuple) else (o,))):
-                    raise NumericOutputs(f"{self.program.name} releases continuous values; this question "
-                                         "needs finite outputs (ask about events instead)")
+                    raise NumericOutputs(f"{self.program.name} releases continuous values, so questions about "
+                                         "single outputs are not supported; ask about events instead")
                 by_output.setdefault(o, []).append(dataclasses.replace(p, result=1))
             self._outputs[key] = by_output
         return self._outputs[key]

@@ -92,16 +92,11 @@ def above(law: Law, u: Fraction | float):
     """``P(Z > u)`` as an arb ball, computed without cancellation in the upper tail."""
     from flint import arb
 
-    if u == -INF:
-        return arb(1)
+    if law.kind != "exponential":  # symmetric laws
+        return below(law, -u)
     if u == INF:
         return arb(0)
-    b = q(law.scale)
-    if law.kind == "laplace":
-        return exp_q(-u / law.scale) / 2 if u >= 0 else 1 - exp_q(u / law.scale) / 2
-    if law.kind == "exponential":
-        return arb(1) if u <= 0 else exp_q(-u / law.scale)
-    return _phi_arg(law, q(u)).erfc() / 2
+    return arb(1) if u <= 0 else exp_q(-u / law.scale)
 
 
 def interval(law: Law, lo: Fraction | float, hi: Fraction | float):
