@@ -19,6 +19,7 @@ logistic attacks are affine, so a multi-layer attack is refused.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
@@ -147,6 +148,10 @@ def _threshold(event: Threshold, out: _Outputs) -> bool:
     v = feature_value(event.feature, out)
     if v is NAN or isinstance(v, tuple) or (not isinstance(v, Form) and _is_bottom(v)):
         return False
+    if math.isnan(event.alpha):
+        raise MalformedEvent("a threshold of NaN")
+    if math.isinf(event.alpha):  # v < inf and v >= -inf hold for every number, the others never
+        return event.below == (event.alpha > 0)
     alpha = Fraction(event.alpha)  # the other outcome weighs 0: keep only the region where it holds
     return out.run.require(v, alpha) if event.below else out.run.require(alpha, v, strict=False)
 

@@ -344,7 +344,7 @@ def search(
         refuse_continuous(program, backend)
     s = _Search(program, precision=precision, claimed_eps=claimed_eps, seed=seed, budget=budget,
                 backend=backend, global_check=global_check, progress=progress or (lambda m: None))
-    if program.continuous:
+    if program.continuous or backend == "continuous":
         from hybrid.continuous_search import continuous_search
 
         return continuous_search(s, program)

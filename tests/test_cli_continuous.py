@@ -72,3 +72,19 @@ def test_bad_input_is_one_line_and_status_2(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_exported_attack_on_a_continuous_mechanism_is_certified(capsys, tmp_path):
+    """A DP-Sniper-style attack on the Laplace mechanism (a logistic score with a step feature)."""
+    from hybrid.testing import sniper_estimate
+    from samplers import catalogue
+    from samplers.compile import compile_sampler
+
+    est = sniper_estimate(compile_sampler(catalogue.get("laplace").trace()), samples=50_000, seed=3).to_json()
+    path = tmp_path / "attack.json"
+    path.write_text(json.dumps(est))
+    c = run_json(capsys, "certify", str(path))
+    assert "attack" in c["witness"]["event"] and c["backend"] == "continuous"
+    assert c["eps_lower"] <= 0.1  # never above the true level
+    assert main(["certify", str(path)]) == 0
+    assert "certified ratio >=" in capsys.readouterr().out

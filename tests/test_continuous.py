@@ -256,3 +256,14 @@ def test_mixed_discrete_and_continuous_noise():
     d = ContinuousBackend(coin.trace()).distribution((0,))
     truth = (1 - lap_cdf(mpmath.mpf(1), 1) + 1 - lap_cdf(mpmath.mpf(1), 3)) / 2
     assert encloses(d[1], truth)
+
+
+def test_equality_of_random_values():
+    """v == v surely, v == an independent draw with probability zero, v != v + 1 surely."""
+    @mechanism(domain=ints(lo=0, hi=1, size=1), neighbours=all_differ)
+    def eq(x):
+        v = laplace(1)
+        return ite(v == v + 0.0, 1, 0), ite(v == laplace(1), 1, 0), ite(v != v + 1.0, 1, 0)
+
+    d = ContinuousBackend(eq.trace()).distribution((0,))
+    assert list(d) == [(1, 0, 1)] and d[(1, 0, 1)].lo == 1

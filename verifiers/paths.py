@@ -383,7 +383,12 @@ class Run:
         if op in ("lt", "le"):
             return 1 if self.less(vals[0], vals[1], strict=op == "lt") else 0
         if op in ("eq", "ne"):  # a random difference is non-zero with probability one
-            return 1 if op == "ne" else 0
+            if any(_is_bottom(v) for v in vals):  # a released value is never bottom
+                equal = False
+            else:  # the same value on both sides (v == v) is equal surely
+                d = sub(vals[0], vals[1])
+                equal = not isinstance(d, Form) and d == 0
+            return int(equal == (op == "eq"))
         if op == "argmax":
             return self.winner(vals, n.attr)
         raise NonlinearProgram(f"operation {op!r} on a continuous value is not supported by the continuous backend")

@@ -25,10 +25,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(certs[0] if len(certs) == 1 else certs)
         return 0
-
-
-def _ratio(text: str) -> str:
-    return text if text == "inf" else f"{float(Fraction(text)):.12g}"
     for c in certs:
         w = c["witness"]
         print(f"{c['mechanism']}: x = {w['x']}, x' = {w['x_prime']}, event = {w['event']} ({c['source']})")
