@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 import time
 from fractions import Fraction
 from typing import Any
@@ -47,7 +46,7 @@ from verifiers.base import neighbour_pairs
 from verifiers.continuous import ContinuousBackend, PairLevel, eps_bracket
 from verifiers.enclosure import RatioEnclosure
 from verifiers.epsilon import exp_bracket
-from verifiers.ratio import INF, ratio_str
+from verifiers.ratio import INF, log_ratio, parse_ratio, ratio_str
 
 PROPOSE_SAMPLES = 1_000_000  # the tester only proposes here: certification does not need more
 KEEP = 4  # best-tested pairs certified first (each in both orders)
@@ -284,7 +283,7 @@ class _Numeric:
 
 
 def _ratio_value(text: str) -> float:
-    return math.inf if text == "inf" else float(Fraction(text))
+    return log_ratio(parse_ratio(text))
 
 
 __all__ = ["continuous_search"]

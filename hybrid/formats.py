@@ -69,3 +69,16 @@ def witness_to_json(mechanism: str, params: Mapping[str, Any], x: Any, x_prime: 
         "mechanism": mechanism, "params": params_to_json(params), "x": list(x),
         "x_prime": list(x_prime), "event": [output_to_json(o) for o in event],
     }
+
+
+def ratio_display(text: Any, digits: int = 12) -> str:
+    """A ratio string for people: exact when short, else its value (or ``e^x`` beyond floats)."""
+    if not isinstance(text, str) or text == "inf" or len(text) <= 24:
+        return str(text)
+    from verifiers.ratio import log_ratio, parse_ratio
+
+    r = parse_ratio(text)
+    try:
+        return f"{float(r):.{digits}g}"
+    except OverflowError:
+        return f"e^{log_ratio(r):.{digits}g}"

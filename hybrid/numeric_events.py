@@ -245,6 +245,7 @@ class EventTuner:
         scales = [_noise_scale(f, laws) for f in forms if isinstance(f, Form)]
         s = max(scales) if scales else 1.0
         grid = {float(c) + d * s for c in offsets for d in STEPS}
+        grid |= {float((a + b) / 2) for a, b in zip(offsets, offsets[1:])}  # between offsets: tiny noise
         return sorted(g for g in grid if math.isfinite(g))
 
     def _ascend(self, x, xp, slots: list[list], deadline: float) -> Tuned:

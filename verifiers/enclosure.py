@@ -6,6 +6,10 @@ exact ``Fraction`` end points ``lo <= p <= hi`` (the ball's end points are dyadi
 rationals, so nothing is rounded on the way), clipped to ``[0, 1]``.  Ratios of
 enclosures are enclosures of ratios, with ``inf`` where the denominator may be zero.
 
+Magnitudes below ``2^-4096`` are rounded outwards to it, so end points stay small
+rationals (a ratio against such a probability is certified as at least ``2^4096``
+times the other, not more).
+
 Precision is a *level*: level ``k`` computes with ``64 * 2**k`` bits (and finer
 quadrature, see :mod:`verifiers.region`); refining means raising the level, and the
 highest level is an explicit budget.
@@ -37,9 +41,22 @@ def working_precision(level: int) -> Iterator[int]:
         yield bits(level)
 
 
-def _exact(x) -> Fraction:  # an exact, finite arb value (an arf) as a Fraction
+EXPONENT_LIMIT = 4096  # magnitudes below 2^-4096 are rounded outwards to it (exact rationals stay small)
+
+
+def _dyadic(x) -> tuple[int, int]:
+    """An exact arb value (an arf) as ``(m, e)`` with value ``m 2^e``."""
     m, e = x.man_exp()
-    return Fraction(int(m)) * Fraction(2) ** int(e)
+    return int(m), int(e)
+
+
+def _magnitude(m: int, e: int) -> int:
+    """``log2 |m 2^e|`` rounded up (``-inf`` stands as a very negative number for 0)."""
+    return e + m.bit_length() if m else -(1 << 62)
+
+
+def _fraction(m: int, e: int) -> Fraction:
+    return Fraction(m << e) if e >= 0 else Fraction(m, 1 << -e)
 
 
 @dataclass(frozen=True)
@@ -58,7 +75,15 @@ class Enclosure:
         """The end points of an arb ball, clipped to [0, 1] (a non-finite ball gives [0, 1])."""
         if not x.is_finite():
             return Enclosure(Fraction(0), Fraction(1))
-        mid, rad = _exact(x.mid()), _exact(x.rad())  # exact at any working precision
+        (mm, me), (rm, re) = _dyadic(x.mid()), _dyadic(x.rad())  # exact at any working precision
+        if max(_magnitude(mm, me), _magnitude(rm, re)) > EXPONENT_LIMIT:
+            return Enclosure(Fraction(0), Fraction(1))
+        floor = Fraction(1, 1 << EXPONENT_LIMIT)
+        rad = _fraction(rm, re) if _magnitude(rm, re) >= -EXPONENT_LIMIT else floor
+        if _magnitude(mm, me) >= -EXPONENT_LIMIT:
+            mid = _fraction(mm, me)
+        else:
+            mid, rad = Fraction(0), rad + floor
         lo, hi = mid - rad, mid + rad
         return Enclosure(min(max(lo, Fraction(0)), Fraction(1)), min(max(hi, Fraction(0)), Fraction(1)))
 

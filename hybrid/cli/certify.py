@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from fractions import Fraction
 
 from hybrid.certify import certify_file
 from hybrid.cli.common import add_json_flag, emit_json
+from hybrid.formats import ratio_display
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -29,10 +29,10 @@ def run(args: argparse.Namespace) -> int:
         w = c["witness"]
         print(f"{c['mechanism']}: x = {w['x']}, x' = {w['x_prime']}, event = {w['event']} ({c['source']})")
         if "ratio_enclosure" in c:  # continuous noise: rigorous enclosures
-            lo, hi = (float(Fraction(v)) for v in c["p_x"])
-            lo2, hi2 = (float(Fraction(v)) for v in c["p_x_prime"])
-            print(f"  P(E | x) in [{lo:.12g}, {hi:.12g}], P(E | x') in [{lo2:.12g}, {hi2:.12g}]: "
-                  f"certified ratio >= {_ratio(c['ratio'])}, eps in [{c['eps_lower']}, {c['eps_upper']}] "
+            lo, hi = (ratio_display(v) for v in c["p_x"])
+            lo2, hi2 = (ratio_display(v) for v in c["p_x_prime"])
+            print(f"  P(E | x) in [{lo}, {hi}], P(E | x') in [{lo2}, {hi2}]: "
+                  f"certified ratio >= {ratio_display(c['ratio'])}, eps in [{c['eps_lower']}, {c['eps_upper']}] "
                   f"({c['backend']} backend)")
         else:
             print(f"  P(E | x) = {c['p_x']}, P(E | x') = {c['p_x_prime']}: exact ratio {c['ratio']}, "
@@ -42,6 +42,3 @@ def run(args: argparse.Namespace) -> int:
             print(f"  claimed violation of {c['claimed_eps']:g}-DP: {verdict}")
     return 0
 
-
-def _ratio(text: str) -> str:
-    return text if text == "inf" else f"{float(Fraction(text)):.12g}"

@@ -5,20 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+
+from hybrid.formats import ratio_display
 
 
 def _fmt_eps(v: Any) -> str:
     return v if isinstance(v, str) else f"{v:.6f}"
-
-
-def _ratio(text: Any) -> str:
-    """A ratio for display: exact when short, else its value (continuous ratios have long dyadic forms)."""
-    if not isinstance(text, str) or text == "inf" or len(text) <= 24:
-        return str(text)
-    from fractions import Fraction
-
-    return f"{float(Fraction(text)):.12g}"
 
 
 def _params(d: dict[str, Any]) -> str:
@@ -30,11 +24,11 @@ def print_search(r: dict[str, Any]) -> None:
     c = Console()
     c.print(f"[bold]{r['mechanism']}[/bold] {_params(r['params'])}")
     if r["certified"]:
-        c.print(f"  certified: e^eps >= [bold]{_ratio(r['ratio'])}[/bold], eps >= [bold]{_fmt_eps(r['eps_lower'])}[/bold]"
+        c.print(f"  certified: e^eps >= [bold]{ratio_display(r['ratio'])}[/bold], eps >= [bold]{_fmt_eps(r['eps_lower'])}[/bold]"
                 f" ({r['backend']} backend)")
         if r.get("ratio_enclosure"):
-            lo, hi = (_ratio(v) for v in r["ratio_enclosure"])
-            c.print(f"  the witness's ratio lies in [{lo}, {hi}] (rigorous enclosure)")
+            lo, hi = (ratio_display(v) for v in r["ratio_enclosure"])
+            c.print(escape(f"  the witness's ratio lies in [{lo}, {hi}] (rigorous enclosure)"))
         if r.get("bracket"):
             lo, hi = r["bracket"]
             c.print(f"  best pair's eps in [{_fmt_eps(lo)}, {_fmt_eps(hi)}] (precision {r['precision']:g})")
@@ -65,7 +59,7 @@ def print_search(r: dict[str, Any]) -> None:
         t = Table("x", "x'", "origin", "certified ratio", title="candidate pairs certified")
         for k in cands[:8]:
             t.add_row(str(k["x"]), str(k["x_prime"]), k.get("origin", k.get("proposed_by", "")),
-                      _ratio(k["ratio"]) if k["ratio"] else "not weighed")
+                      ratio_display(k["ratio"]) if k["ratio"] else "not weighed")
         c.print(t)
     for lim in r.get("limits_hit", []):
         c.print(f"  [yellow]limit:[/yellow] {lim}")

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from fractions import Fraction
 from typing import Any
 
 from hybrid.cli.common import add_mechanism_args, emit_json, resolve
-from hybrid.formats import output_str, params_to_json, value_to_json, witness_to_json
+from hybrid.formats import output_str, ratio_display, params_to_json, value_to_json, witness_to_json
 from samplers.errors import ParameterError
 from verifiers.bitblast import DEFAULT_NODE_BUDGET
 from verifiers.ratio import ratio_str
@@ -114,8 +113,8 @@ def _print(d: dict[str, Any], v: Verification) -> None:
         return
     r = v.result
     if "ratio_enclosure" in d:
-        lo, hi = (float(Fraction(t)) if t != "inf" else math.inf for t in d["ratio_enclosure"])
-        print(f"  e^eps in [{lo:.15g}, {hi:.15g}] (rigorous enclosure), eps in [{d['eps_lower']!r}, "
+        lo, hi = (ratio_display(t, 15) for t in d["ratio_enclosure"])
+        print(f"  e^eps in [{lo}, {hi}] (rigorous enclosure), eps in [{d['eps_lower']!r}, "
               f"{d['eps_upper']!r}] over {d['pairs']} neighbour pairs of {d['domain']}")
     else:
         print(f"  exact e^eps = {d['ratio']}, eps in [{d['eps_lower']!r}, {d['eps_upper']!r}] "
