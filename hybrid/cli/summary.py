@@ -31,7 +31,11 @@ def print_search(r: dict[str, Any]) -> None:
             c.print(escape(f"  the witness's ratio lies in [{lo}, {hi}] (rigorous enclosure)"))
         if r.get("bracket"):
             lo, hi = r["bracket"]
-            c.print(f"  best pair's eps in [{_fmt_eps(lo)}, {_fmt_eps(hi)}] (precision {r['precision']:g})")
+            event = (r.get("witness") or {}).get("event")
+            if r.get("ratio_enclosure") and not isinstance(event, list):  # released values: one event's ratio
+                c.print(f"  the witness event's eps in [{_fmt_eps(lo)}, {_fmt_eps(hi)}]")
+            else:
+                c.print(f"  best pair's eps in [{_fmt_eps(lo)}, {_fmt_eps(hi)}] (precision {r['precision']:g})")
     else:
         c.print(f"  statistical lower bound: eps >= [bold]{_fmt_eps(r['eps_lower'])}[/bold] (not certified)")
     if r.get("stat_interval"):
