@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from hybrid.attack import Attack
 from hybrid.events import Event, Product, SetEvent, Threshold
@@ -29,11 +29,11 @@ from hybrid.features import IDENTITY, Feature, MalformedEvent
 from hybrid.transforms import Transform
 from samplers.errors import UnsupportedByBackend
 from samplers.lang.ir import BOTTOM_CODE
+from verifiers.continuous import SymbolicEvent
 from verifiers.linear import Form, Value, add, scale
 from verifiers.paths import Run
 
 NAN = None  # a feature value that is not a number (a bottom entry, no numeric entry)
-Symbolic = Callable[[Run], Any]
 
 
 def _is_bottom(v: Any) -> bool:
@@ -173,7 +173,7 @@ def _weight(event: Any, out: _Outputs) -> Any:
     raise MalformedEvent(f"cannot weigh event {event!r}")
 
 
-def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> Symbolic:
+def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> SymbolicEvent:
     """A symbolic event for a program with ``arity`` output components (see the module docstring)."""
     if isinstance(event, list):
         event = SetEvent(IDENTITY, tuple(tuple(o) if isinstance(o, list) else o for o in event))

@@ -41,7 +41,7 @@ from verifiers.enclosure import ZERO, Enclosure, RatioEnclosure, working_precisi
 from verifiers.epsilon import eps_lower, eps_upper
 from verifiers.linear import Form
 from verifiers.paths import MAX_PATHS, Path, Run, Specialised, explore, specialise
-from verifiers.ratio import INF, Ratio
+from verifiers.ratio import INF
 from verifiers.region import probability
 
 MAX_LEVEL = 4
@@ -208,18 +208,18 @@ class ContinuousBackend:
         out = {o: self.enclose(spec, ps, level) for o, ps in self.output_paths(x).items()}
         return {o: e for o, e in out.items() if e.hi > 0}
 
-    def _event_paths(self, x: Sequence[int], event: Any) -> list[Path]:
+    def _event_paths(self, x: Sequence[int], event: Iterable[Any] | SymbolicEvent) -> list[Path]:
         if callable(event):
             return self.paths(x, event)
         members = {tuple(o) if isinstance(o, list) else o for o in event}
         return [p for o, ps in self.output_paths(x).items() if o in members for p in ps]
 
-    def event_probability(self, x: Sequence[int], event: Any, level: int = 0) -> Enclosure:
+    def event_probability(self, x: Sequence[int], event: Iterable[Any] | SymbolicEvent, level: int = 0) -> Enclosure:
         """``P(M(x) in event)`` enclosed; ``event`` is a collection of outputs or a symbolic event."""
         return self.enclose(self.specialised(x), self._event_paths(x, event), level)
 
     # -- pairs ---------------------------------------------------------------------------
-    def witness_ratio(self, x: Sequence[int], xp: Sequence[int], event: Any, *,
+    def witness_ratio(self, x: Sequence[int], xp: Sequence[int], event: Iterable[Any] | SymbolicEvent, *,
                       rel_width: Fraction = RELATIVE_WIDTH) -> WitnessRatio:
         """``P(E|x) / P(E|x')`` enclosed, refined until ``rel_width`` or the budget."""
         x, xp = self.check_pair(x, xp)
@@ -288,5 +288,5 @@ class ContinuousBackend:
                            program.symmetric)
 
 
-__all__ = ["ContinuousBackend", "Decision", "GlobalLevel", "NumericOutputs", "PairLevel", "WitnessRatio",
+__all__ = ["ContinuousBackend", "Decision", "GlobalLevel", "NumericOutputs", "PairLevel", "SymbolicEvent", "WitnessRatio",
            "eps_bracket"]
