@@ -229,6 +229,7 @@ class _Finite:
         lv = self.level_of(best.pair.x, best.pair.x_prime)
         w = self.backend.witness_ratio(best.pair.x, best.pair.x_prime, [lv.output])
         self.s.queries += 1
+        _note_refinement(self.s, w.decided and lv.decided)
         bracket = (max(eps_bracket(w.ratio)[0], lv.bracket[0]), lv.bracket[1])
         return w.ratio, bracket, [output_to_json(lv.output)]
 
@@ -279,7 +280,14 @@ class _Numeric:
         w = self.backend.witness_ratio(best.pair.x, best.pair.x_prime,
                                        symbolic(best.witness, arity=prog.arity, tuple_output=prog.tuple_output))
         self.s.queries += 1
+        _note_refinement(self.s, w.decided)
         return w.ratio, eps_bracket(w.ratio), best.witness.to_json()
+
+
+def _note_refinement(s: _Search, decided: bool) -> None:
+    if not decided:
+        s.limits.append("the enclosures reached their refinement budget before the width asked for "
+                        "(the bounds are sound, only wider)")
 
 
 def _ratio_value(text: str) -> float:
