@@ -8,8 +8,7 @@ Accepted inputs (a JSON file or the parsed object):
   projections, products);
 - StatDP's result list ``[[epsilon, p, d1, d2, kwargs, event], ...]`` (the mechanism named
   separately, since StatDP's results do not name it): each event component is a value
-  (categorical output) or an open interval ``[lo, hi]`` meaning ``lo < o < hi`` (StatDP writes
-  ``lo = -inf``; ends may be numbers or ``"inf"`` / ``"-inf"``);
+  (categorical output) or an interval ``[-inf, a]`` meaning ``-inf < o < a``;
 - the randomised threshold attack exported by ``hybrid.sniper`` as an event (the fitted
   model, its scaler and feature transform, threshold ``t`` and tie probability ``q``),
   whose probability ``P(S) = P(score > t) + q P(score = t)`` is computed exactly over the
@@ -19,6 +18,10 @@ Accepted inputs (a JSON file or the parsed object):
 Each witness is checked against the mechanism's domain and neighbour relation, then its
 exact ratio ``P(M(x) in E) / P(M(x') in E)`` is computed by an exact backend; a claimed
 violation of eps-DP holds when the ratio exceeds the upper end of the bracket of e^eps.
+For a mechanism with continuous noise the continuous backend encloses both
+probabilities rigorously (:mod:`hybrid.regions` makes the event symbolic); the
+certified ratio is ``lo(P(E|x)) / hi(P(E|x'))`` and the violation holds when that
+exceeds the upper end of the bracket.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from hybrid.attack import Attack
-from hybrid.events import event_from_json
+from hybrid.events import Event, Product, SetEvent, Threshold, event_from_json
+from hybrid.features import IDENTITY, Feature
 from hybrid.formats import eps_value, output_from_json, output_to_json, params_to_json, value_to_json
 from samplers import catalogue
 from samplers.errors import DPHybridError, ParameterError
@@ -42,6 +46,7 @@ from samplers.readers import read_json, short_repr
 from verifiers.backends import get_backend
 from verifiers.epsilon import eps_lower, eps_upper, exceeds_exp
 from verifiers.ratio import INF, ratio, ratio_str
+
 
 Weigh = Callable[[list[Any]], list[Fraction]]  # an event's weight S(o) for each output
 
@@ -58,7 +63,7 @@ class Witness:
     params: dict[str, Any]
     x: tuple[int, ...]
     x_prime: tuple[int, ...]
-    event: list[Any] | Weigh  # a set of outputs, or S(o) for each output: 1, 0 (or q for an attack)
+    event: list[Any] | Event  # a set of outputs, or a testers' event (an exported attack included)
     event_json: Any
     claimed_eps: float | Fraction | None = None
     source: str = "dphybrid"
@@ -71,6 +76,20 @@ class Witness:
             self.claimed_eps = eps_value(self.claimed_eps, "the claimed eps")
         except ParameterError as e:
             raise WitnessFileError(str(e)) from None
+
+
+def _holds(r: Any, eps: float | None) -> bool | None:
+    """Whether a certified ratio ``r`` surely violates eps-DP (None without a claim)."""
+    if eps is None:
+        return None
+    return exceeds_exp(r, eps)
+
+
+def _verdict_json(w: Witness, backend: str) -> dict[str, Any]:
+    return {"mechanism": w.mechanism.name, "params": params_to_json(w.params), "source": w.source,
+            "witness": {"mechanism": w.mechanism.name, "params": params_to_json(w.params),
+                        "x": list(w.x), "x_prime": list(w.x_prime), "event": w.event_json},
+            "claimed_eps": value_to_json(w.claimed_eps), "certified": True, "backend": backend}
 
 
 @dataclass
@@ -89,24 +108,48 @@ class Certificate:
     @property
     def violation_holds(self) -> bool | None:
         """Whether the claimed violation of eps-DP is certain (None without a claim)."""
-        eps = self.witness.claimed_eps
-        if eps is None:
-            return None
-        return exceeds_exp(self.ratio, eps)
+        return _holds(self.ratio, self.witness.claimed_eps)
 
     def to_json(self) -> dict[str, Any]:
-        w = self.witness
         r = self.ratio
         lo = eps_lower(r) if r else 0.0
         return {
-            "mechanism": w.mechanism.name, "params": params_to_json(w.params), "source": w.source,
-            "witness": {"mechanism": w.mechanism.name, "params": params_to_json(w.params),
-                        "x": list(w.x), "x_prime": list(w.x_prime), "event": w.event_json},
+            **_verdict_json(self.witness, self.backend),
             "p_x": fraction_str(self.p_x), "p_x_prime": fraction_str(self.p_x_prime),
             "ratio": ratio_str(r), "eps_lower": "inf" if lo == INF else lo,
             "eps_upper": "inf" if r == INF else (eps_upper(r) if r else 0.0),
-            "claimed_eps": value_to_json(w.claimed_eps), "violation_holds": self.violation_holds,
-            "certified": True, "backend": self.backend, **(w.extra or {}),
+            "violation_holds": self.violation_holds, **(self.witness.extra or {}),
+        }
+
+
+@dataclass
+class EnclosedCertificate:
+    """The rigorous verdict on a witness of a continuous mechanism: both probabilities enclosed."""
+
+    witness: Witness
+    result: Any  # verifiers.continuous.WitnessRatio
+    backend: str
+
+    @property
+    def ratio(self) -> Any:
+        """The certified ratio: the lower end of the enclosure."""
+        return self.result.ratio.lo
+
+    @property
+    def violation_holds(self) -> bool | None:
+        return _holds(self.ratio, self.witness.claimed_eps)
+
+    def to_json(self) -> dict[str, Any]:
+        from verifiers.continuous import eps_bracket
+
+        r = self.result
+        lo, hi = eps_bracket(r.ratio)
+        return {
+            **_verdict_json(self.witness, self.backend),
+            "p_x": r.p.to_json(), "p_x_prime": r.q.to_json(), "ratio": ratio_str(r.ratio.lo),
+            "ratio_enclosure": r.ratio.to_json(), "eps_lower": value_to_json(lo), "eps_upper": value_to_json(hi),
+            "level": r.level, "refined": r.decided,
+            "violation_holds": self.violation_holds, **(self.witness.extra or {}),
         }
 
 
@@ -134,23 +177,8 @@ def _point(v: Any, what: str) -> tuple[int, ...]:
         raise WitnessFileError(f"{what} must be a nonempty list of integers, got {short_repr(v)}") from None
 
 
-def _indicator(member: Callable[[Any], bool]) -> Weigh:
-    return lambda outputs: [Fraction(1) if member(o) else Fraction(0) for o in outputs]
-
-
-def _event(raw: Any) -> list[Any] | Weigh:
-    """An event in JSON: a list of outputs (kept as a set event), or a testers' event object (weighed)."""
-    if isinstance(raw, list):
-        try:
-            return list(dict.fromkeys(output_from_json(o) for o in raw))
-        except DPHybridError as e:
-            raise WitnessFileError(f"event: {e}") from None
-    if not isinstance(raw, dict):
-        raise WitnessFileError(f"event must be a list of outputs or an event object, got {short_repr(raw)}")
-    try:
-        event = event_from_json(raw)
-    except DPHybridError as e:
-        raise WitnessFileError(f"event: {e}") from None
+def _weigher(event: Event) -> Weigh:
+    """``S(o)`` for each output of a discrete mechanism: 1 or 0, or ``q`` at an attack's ties."""
     if isinstance(event, Attack):
         q = Fraction(event.q)
 
@@ -160,7 +188,22 @@ def _event(raw: Any) -> list[Any] | Weigh:
             return [Fraction(1) if v > event.t else (q if v == event.t else Fraction(0)) for v in s]
 
         return weigh
-    return _indicator(event)
+    return lambda outputs: [Fraction(1) if event.member(o) else Fraction(0) for o in outputs]
+
+
+def _event(raw: Any) -> list[Any] | Event:
+    """An event in JSON: a list of outputs (kept as a set event), or a testers' event object."""
+    if isinstance(raw, list):
+        try:
+            return list(dict.fromkeys(output_from_json(o) for o in raw))
+        except DPHybridError as e:
+            raise WitnessFileError(f"event: {e}") from None
+    if not isinstance(raw, dict):
+        raise WitnessFileError(f"event must be a list of outputs or an event object, got {short_repr(raw)}")
+    try:
+        return event_from_json(raw)
+    except DPHybridError as e:
+        raise WitnessFileError(f"event: {e}") from None
 
 
 def _own_witness(d: Mapping[str, Any], claimed: float | None) -> Witness:
@@ -185,12 +228,14 @@ def _statdp_bound(v: Any) -> float:
     raise WitnessFileError(f"StatDP interval end {short_repr(v)} is not a number")
 
 
-def _statdp_component(c: Any) -> Callable[[Any], bool]:
+def _statdp_component(c: Any, feature: Feature) -> Event:
     if isinstance(c, list) and len(c) == 2:
         lo, hi = _statdp_bound(c[0]), _statdp_bound(c[1])
-        return lambda v: lo < v < hi  # StatDP's numeric events are open intervals (lo, hi), lo = -inf
+        if lo != -math.inf:
+            raise WitnessFileError(f"StatDP intervals are (-inf, a), got {short_repr(c)}")
+        return Threshold(feature, hi, below=True)  # StatDP's numeric events are open intervals (-inf, a)
     if isinstance(c, (int, float)) and not isinstance(c, bool) and not math.isnan(c):
-        return lambda v, c=c: v == c
+        return SetEvent(feature, (c,))
     raise WitnessFileError(f"StatDP event component {short_repr(c)} is neither a value nor an interval [lo, hi]")
 
 
@@ -207,14 +252,17 @@ def _statdp_witness(row: Any, mech: Mechanism, claimed: float | None) -> Witness
             params[key] = v
         elif k != "epsilon":
             raise WitnessFileError(f"StatDP kwargs name {k!r}, which {mech.name} does not have")
+    params = mech.params(**params)
+    program = mech.trace(**params)
     comps = event if isinstance(event, list) else [event]
-    tests = [_statdp_component(c) for c in comps]
-
-    def member(o: Any) -> bool:
-        vals = o if isinstance(o, tuple) else (o,)
-        return len(vals) == len(tests) and all(t(v) for t, v in zip(tests, vals))
-
-    return Witness(mech, mech.params(**params), _point(d1, "d1"), _point(d2, "d2"), _indicator(member), event,
+    if len(comps) != program.arity:
+        raise WitnessFileError(f"the StatDP event has {len(comps)} components, {mech.name}'s output {program.arity}")
+    if program.tuple_output:
+        parts = tuple(_statdp_component(c, Feature("component", index=k)) for k, c in enumerate(comps))
+        ev: Event = Product(parts)
+    else:
+        ev = _statdp_component(comps[0], IDENTITY)
+    return Witness(mech, params, _point(d1, "d1"), _point(d2, "d2"), ev, event,
                    eps if claimed is None else claimed, "statdp", {"statdp_p_value": p})
 
 
@@ -252,11 +300,16 @@ def load_witnesses(path: str | Path, **kw: Any) -> list[Witness]:
     return parse_witnesses(read_json(path, error=WitnessFileError), **kw)
 
 
-def certify(witness: Witness, backend: str = "auto") -> Certificate:
-    """The exact probabilities of the witness's event under x and x'."""
+def certify(witness: Witness, backend: str = "auto") -> Certificate | EnclosedCertificate:
+    """The exact probabilities of the witness's event under x and x' (enclosed, for continuous noise)."""
     program = witness.mechanism.trace(**witness.params)
     exact = get_backend(program, backend)
     x, xp = exact.check_pair(witness.x, witness.x_prime)
+    if exact.name == "continuous":
+        from hybrid.regions import symbolic
+
+        event = symbolic(witness.event, arity=program.arity, tuple_output=program.tuple_output)
+        return EnclosedCertificate(witness, exact.witness_ratio(x, xp, event), exact.name)
     if isinstance(witness.event, list):  # a set event: the backend counts it without listing outputs
         _check_outputs(program, witness.event)
         return Certificate(witness, exact.event_probability(x, witness.event),
@@ -264,7 +317,7 @@ def certify(witness: Witness, backend: str = "auto") -> Certificate:
     px, pxp = exact.distribution(x), exact.distribution(xp)
     support = sorted(set(px) | set(pxp), key=lambda o: o if isinstance(o, tuple) else (o,))
     try:  # the event came from a file: it may not fit this mechanism's outputs
-        weight = dict(zip(support, witness.event(support)))
+        weight = dict(zip(support, _weigher(witness.event)(support)))
     except (IndexError, ValueError, OverflowError, TypeError) as e:
         raise WitnessFileError(f"the event {short_repr(witness.event_json)} cannot be evaluated on the outputs "
                                f"of {program.name}: {e}") from None
@@ -282,7 +335,7 @@ def _check_outputs(program: Any, outputs: list[Any]) -> None:
                                    f"whose outputs are {shape}")
 
 
-def certify_file(path: str | Path, *, backend: str = "auto", **kw: Any) -> list[Certificate]:
+def certify_file(path: str | Path, *, backend: str = "auto", **kw: Any) -> list[Certificate | EnclosedCertificate]:
     """Certify every witness in a file."""
     return [certify(w, backend) for w in load_witnesses(path, **kw)]
 

@@ -11,7 +11,9 @@ Why features at all: a tuple output with k components has far too many product e
 Instead we offer per-component events, the joint value for discrete outputs, and a few
 projections that summarise a whole output (counts of each code, Hamming distance to
 StatDP's reference answer, sums and extremes of the numeric entries, and the
-"skeleton": which entries are numeric, which are bottom or a special code).
+"skeleton": which entries are numeric, which are bottom or a special code), and
+weighted sums of the entries (``linear``: e.g. the increments of a prefix sum, in which
+a product of thresholds is a product of independent events).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class Feature:
     value: Any = None
     reference: tuple = ()
     codes: tuple = ()
+    weights: tuple = ()
 
     def __call__(self, samples: np.ndarray) -> np.ndarray:
         s = samples
@@ -87,6 +90,9 @@ class Feature:
             red = np.where(ok, s, fill)
             out = red.max(axis=1) if self.kind == "max" else red.min(axis=1)
             return np.where(ok.any(axis=1), out, np.nan)
+        if self.kind == "linear":  # a weighted sum of the entries (NaN when one is bottom)
+            return np.where(np.isnan(s) if s.dtype.kind == "f" else s == BOTTOM_CODE, np.nan, s) @ np.asarray(
+                self.weights, dtype=np.float64)
         if self.kind == "skeleton":
             code = np.zeros(s.shape, dtype=np.int64)
             code[np.isnan(s)] = 1
@@ -106,6 +112,8 @@ class Feature:
             return f"Hamming distance to {list(self.reference)}"
         if self.kind in ("sum", "max", "min"):
             return f"{self.kind} of numeric entries"
+        if self.kind == "linear":
+            return "(" + " + ".join(f"{w:g}*output[{j}]" for j, w in enumerate(self.weights) if w) + ")"
         return "skeleton (0 numeric, 1 bottom, 2+j code j of " + str(list(self.codes)) + ")"
 
     def to_json(self) -> dict[str, Any]:
@@ -118,6 +126,8 @@ class Feature:
             d["reference"] = list(self.reference)
         if self.kind in ("sum", "max", "min", "skeleton"):
             d["codes"] = list(self.codes)
+        if self.kind == "linear":
+            d["weights"] = list(self.weights)
         return d
 
     @staticmethod
@@ -132,6 +142,11 @@ class Feature:
                 return Feature(kind, reference=tuple(int(v) for v in d["reference"]))
             if kind in ("sum", "max", "min", "skeleton"):
                 return Feature(kind, codes=tuple(float(c) for c in d.get("codes", ())))
+            if kind == "linear":
+                weights = tuple(float(w) for w in d["weights"])
+                if not weights or not all(math.isfinite(w) for w in weights):
+                    raise ValueError("weights must be a non-empty list of finite numbers")
+                return Feature(kind, weights=weights)
             if kind == "identity":
                 return Feature(kind)
         except (KeyError, TypeError, ValueError, OverflowError) as e:

@@ -145,3 +145,16 @@ def float_at_most(v: float | Fraction) -> float:
     """
     f = float(v)
     return math.nextafter(f, -math.inf) if Fraction(f) > v else f
+
+
+def ratio_display(text: Any, digits: int = 12) -> str:
+    """A ratio string for people: exact when short, else its value (or ``e^x`` beyond floats)."""
+    if not isinstance(text, str) or text == "inf" or len(text) <= 24:
+        return str(text)
+    from verifiers.ratio import log_ratio, parse_ratio
+
+    r = parse_ratio(text)
+    try:
+        return f"{float(r):.{digits}g}"
+    except OverflowError:
+        return f"e^{log_ratio(r):.{digits}g}"

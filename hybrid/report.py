@@ -12,10 +12,9 @@ from __future__ import annotations
 import html
 import json
 import math
-from fractions import Fraction
 from typing import Any, Sequence
 
-from hybrid.formats import lower_str, upper_str
+from hybrid.formats import lower_str, ratio_display, upper_str
 from verifiers.ratio import parse_ratio
 
 
@@ -84,7 +83,7 @@ def table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, str
         w = r.get("witness") or {}
         ratio = r.get("ratio")
         if ratio is not None and ratio != "inf" and len(ratio) > 24:
-            ratio = f"≈{float(Fraction(ratio)):.6g}"
+            ratio = "≈" + ratio_display(ratio, 6)
         cells = {
             "mechanism": entry["mechanism"],
             "params": " ".join(f"{k}={val}" for k, val in entry.get("params", {}).items()),

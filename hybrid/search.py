@@ -16,8 +16,10 @@ For a discrete mechanism (one with an exact backend):
 6. **grow** -- for mechanisms with a length parameter (sparse vector, above threshold),
    lengthen the input until the certified bound crosses the claim or a limit.
 
-Continuous mechanisms have no exact backend: the result is the best statistical bound
-(StatDP interval and the classifier attack), ``certified: false``, and says why.
+Continuous mechanisms go through :mod:`hybrid.continuous_search`: the same stages with
+the continuous backend's rigorous enclosures (``certified: true``, a ``ratio_enclosure``);
+a program it cannot handle gets the best statistical bound (StatDP interval and the
+classifier attack), ``certified: false``, and says why.
 """
 
 from __future__ import annotations
@@ -110,6 +112,7 @@ class SearchResult:
     note: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     pvalue_curve: list[tuple[float, float]] = field(default_factory=list)
+    ratio_enclosure: list[str] | None = None  # continuous noise: [lo, hi] around the ratio (lo = ratio)
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -128,6 +131,8 @@ class SearchResult:
         }
         if out["eps_lower"] == INF:
             out["eps_lower"] = "inf"
+        if self.ratio_enclosure is not None:
+            out["ratio_enclosure"] = self.ratio_enclosure
         return out
 
 
@@ -345,12 +350,14 @@ def search(
     program = mech.trace(**(params or {})) if isinstance(mech, Mechanism) else mech
     if not isinstance(mech, Mechanism) and params:
         raise ParameterError("parameters cannot be given with an already traced program")
-    if program.continuous and backend != "auto":  # an exact backend asked for by name cannot run it
+    if program.continuous and backend not in ("auto", "continuous"):  # a discrete backend cannot run it
         refuse_continuous(program, backend)
     s = _Search(program, precision=precision, claimed_eps=claimed_eps, seed=seed, budget=budget,
                 backend=backend, global_check=global_check, progress=progress or (lambda m: None))
-    if program.continuous:
-        return _statistical(s, program)
+    if program.continuous or backend == "continuous":
+        from hybrid.continuous_search import continuous_search
+
+        return continuous_search(s, program)
     return _discrete(s, program, mech if isinstance(mech, Mechanism) else None)
 
 

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from hybrid.certify import WitnessFileError, certify_file, parse_witnesses, certify
@@ -124,7 +125,9 @@ def test_exported_attack_is_certified_exactly(tmp_path):
     exact = Enumerator(program)
     x, xp = cert.witness.x, cert.witness.x_prime
     support = sorted(set(exact.distribution(x)) | set(exact.distribution(xp)))
-    w = dict(zip(support, attack.event(support)))
+    s = attack.event.scores(np.asarray(support, dtype=np.int64))
+    w = {o: Fraction(1) if v > attack.event.t else Fraction(attack.event.q) if v == attack.event.t else Fraction(0)
+         for o, v in zip(support, s)}
     assert set(w.values()) <= {Fraction(0), Fraction(1), Fraction(est["witness"]["event"]["attack"]["q"])}
     assert cert.p_x == sum(p * w[o] for o, p in exact.distribution(x).items())
     assert cert.ratio <= Fraction(24, 7)  # an attack can never beat the exact level

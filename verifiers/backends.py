@@ -1,4 +1,8 @@
-"""Exact backends by name: ``get_backend(program, "enumerate" | "bdd" | "auto")``."""
+"""Exact backends by name: ``get_backend(program, "enumerate" | "bdd" | "smt" | "continuous" | "auto")``.
+
+``auto`` picks the continuous backend (rigorous enclosures, :mod:`verifiers.continuous`)
+for programs that draw continuous noise; the discrete backends refuse such programs.
+"""
 
 from __future__ import annotations
 
@@ -28,19 +32,32 @@ def _smt(program: Program) -> ExactBackend:
 BACKENDS["smt"] = _smt
 
 
+def _continuous(program: Program) -> Any:
+    from verifiers.continuous import ContinuousBackend
+
+    return ContinuousBackend(program)
+
+
+BACKENDS["continuous"] = _continuous
+
+
 def choose(program: Program) -> str:
-    """The backend ``auto`` picks for this program, by the size of its noise space."""
+    """The backend ``auto`` picks for this program: continuous noise, else by the size of its noise space."""
+    if program.continuous:
+        return "continuous"
     outcomes = math.prod(len(n.attr[1]) for n in program.nodes if n.op == "draw")
     return "enumerate" if outcomes <= ENUMERATE_MAX_OUTCOMES else "bdd"
 
 
-def get_backend(program: Program, name: str = "auto", **options: Any) -> ExactBackend:
-    """An exact backend for ``program``; continuous programs are refused with a clear error.
+def get_backend(program: Program, name: str = "auto", **options: Any) -> Any:
+    """A backend for ``program``: an :class:`ExactBackend`, or the continuous backend for continuous noise.
 
+    A discrete backend named for a continuous program refuses it with a clear error.
     ``options`` (such as ``node_budget``) go to the BDD backend; others ignore them.
     """
-    refuse_continuous(program, name if name != "auto" else "exact")
     key = choose(program) if name == "auto" else name
     if key not in BACKENDS:
         raise ParameterError(f"unknown backend {name!r} (known: auto, {', '.join(BACKENDS)})")
+    if key != "continuous":
+        refuse_continuous(program, key)
     return BACKENDS[key](program, **options) if key == "bdd" else BACKENDS[key](program)

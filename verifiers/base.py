@@ -125,6 +125,14 @@ def refuse_continuous(program: Program, backend: str) -> None:
         )
 
 
+def checked_pair(program: Program, x: Sequence[int], xp: Sequence[int]) -> tuple[Point, Point]:
+    """Both inputs in the program's domain and neighbours under its relation, or a DomainError."""
+    a, b = program.domain.check(x), program.domain.check(xp)
+    if not program.neighbours.contains(a, b):
+        raise DomainError(f"{list(a)} and {list(b)} are not {program.neighbours.name} neighbours")
+    return a, b
+
+
 def neighbour_pairs(program: Program) -> Iterator[tuple[Point, Point]]:
     """Ordered neighbour pairs of the domain; only sorted ``x`` for a symmetric program."""
     dom, nb = program.domain, program.neighbours
@@ -150,10 +158,7 @@ class ExactBackend(ABC):
 
     def check_pair(self, x: Sequence[int], xp: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Both inputs in the domain and neighbours under the program's relation."""
-        a, b = self.check_input(x), self.check_input(xp)
-        if not self.program.neighbours.contains(a, b):
-            raise DomainError(f"{list(a)} and {list(b)} are not {self.program.neighbours.name} neighbours")
-        return a, b
+        return checked_pair(self.program, x, xp)
 
     @abstractmethod
     def distribution(self, x: Sequence[int]) -> Distribution:
@@ -173,7 +178,7 @@ class ExactBackend(ABC):
         p, q = self.distribution(x), self.distribution(xp)
         best: Ratio = Fraction(0)
         arg = None
-        for o in sorted(p, key=_order):
+        for o in sorted(p, key=output_order):
             r = ratio(p[o], q.get(o, Fraction(0)))
             if r > best:
                 best, arg = r, o
@@ -187,7 +192,7 @@ class ExactBackend(ABC):
         """An output ``o`` with ``P(o|x) > c P(o|x')``, or None when there is none."""
         c = Fraction(c)
         p, q = self.distribution(x), self.distribution(xp)
-        for o in sorted(p, key=_order):
+        for o in sorted(p, key=output_order):
             if p[o] > c * q.get(o, Fraction(0)):
                 return o
         return None
@@ -316,12 +321,12 @@ def check_symmetry(backend: ExactBackend, probes: int = SYMMETRY_PROBES, seed: i
                 f"to {list(px)}, {list(pxp)} changes their exact laws or level; drop symmetric=True")
 
 
-def _order(o: Output) -> Any:
+def output_order(o: Output) -> Any:
     """A total order on outputs, for deterministic witnesses."""
     return (0, o) if not isinstance(o, tuple) else (1, o)
 
 
 __all__ = [
     "DeltaBound", "Distribution", "Event", "ExactBackend", "GlobalEpsilon", "INF", "Output",
-    "RenyiBound", "event_predicate",
+    "RenyiBound", "checked_pair", "event_predicate", "output_order",
 ]

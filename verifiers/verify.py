@@ -7,20 +7,28 @@ most the lower end of the rational bracket of ``e^eps`` and refuted (with the wi
 when it exceeds the upper end.  With a ``precision``, the decision oracle is also
 bisected (:func:`verifiers.epsilon.bisect_epsilon`), the route for backends that only
 decide.  Hitting the BDD node budget gives a result whose status says so.
+
+With continuous noise (the continuous backend, finite outputs only) the global level
+is enclosed instead: ``result`` is a :class:`verifiers.continuous.GlobalLevel` whose
+ratio is an enclosure; eps-DP is proved when its upper end is at most the lower end of
+e^eps's bracket and refuted when its lower end exceeds the upper end.
+:func:`restricted` narrows the declared domain to a box, for sweeps over small inputs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from samplers.errors import BudgetExceeded
+from samplers.errors import BudgetExceeded, DomainError
+from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
 from verifiers.backends import get_backend
 from verifiers.base import GlobalEpsilon
-from verifiers.epsilon import Bisection, bisect_epsilon, compare_exp
+from verifiers.epsilon import Bisection, bisect_epsilon, compare_exp, exceeds_exp, within_exp
 from verifiers.ratio import INF, Ratio
 
 MAX_SWEEP_POINTS = 10**7  # inputs a global sweep may visit (each with all its neighbours)
@@ -33,7 +41,7 @@ class Verification:
     program: Program
     backend: str
     status: str = "ok"
-    result: GlobalEpsilon | None = None
+    result: GlobalEpsilon | Any | None = None  # a GlobalLevel (enclosed) for continuous noise
     eps: float | None = None
     proved_dp: bool | None = None
     bisection: Bisection | None = None
@@ -49,6 +57,24 @@ def within(r: Ratio, eps: float) -> bool | None:
     return None if sign is None else sign <= 0
 
 
+def restricted(program: Program, lo: int, hi: int) -> Program:
+    """``program`` with its declared domain intersected with ``lo..hi`` in every coordinate."""
+    d = program.domain
+    box = Domain(tuple(max(a, lo) for a in d.lo), tuple(min(b, hi) for b in d.hi))
+    if any(a > b for a, b in zip(box.lo, box.hi)):
+        raise DomainError(f"the range {lo}..{hi} misses the domain {d.describe()}")
+    return dataclasses.replace(program, domain=box)
+
+
+def enclosed_within(r: Any, eps: float) -> bool | None:
+    """Decide eps-DP from an enclosed level ``r`` (a RatioEnclosure): True, False or None."""
+    if within_exp(r.hi, eps):
+        return True
+    if exceeds_exp(r.lo, eps):
+        return False
+    return None
+
+
 def verify(program: Program, *, backend: str = "auto", eps: float | None = None,
            precision: float | None = None, **options: Any) -> Verification:
     """Exact global verification of ``program`` (see the module docstring)."""
@@ -60,6 +86,14 @@ def verify(program: Program, *, backend: str = "auto", eps: float | None = None,
         if points > MAX_SWEEP_POINTS:
             raise BudgetExceeded(f"the domain has {points} inputs, more than a sweep's {MAX_SWEEP_POINTS}",
                                  limit="domain_points", value=MAX_SWEEP_POINTS)
+        if be.name == "continuous":
+            t1 = time.perf_counter()
+            out.timings["compile"] = t1 - t0
+            out.result = be.global_epsilon(precision if precision is not None else 1e-3)
+            out.timings["verify"] = time.perf_counter() - t1
+            if eps is not None:
+                out.proved_dp = enclosed_within(out.result.ratio, eps)
+            return out
         if hasattr(be, "compiled"):
             out.library, out.bdd_nodes = be.library, be.size
         t1 = time.perf_counter()

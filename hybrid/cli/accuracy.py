@@ -12,6 +12,7 @@ from samplers.errors import ParameterError
 from samplers.lang.exact import exact, fraction_str
 from verifiers.accuracy import accuracy, tightest_alpha
 from verifiers.backends import get_backend
+from verifiers.base import refuse_continuous
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -34,7 +35,9 @@ def _alpha(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     mech, params = resolve(args)
     t0 = time.perf_counter()
-    backend = get_backend(mech.trace(**params), args.backend)
+    program = mech.trace(**params)
+    refuse_continuous(program, args.backend if args.backend != "auto" else "exact")
+    backend = get_backend(program, args.backend)
     result = accuracy(backend, _alpha(args.alpha)) if args.alpha is not None else tightest_alpha(backend, args.beta)
     data: dict[str, Any] = {
         "mechanism": mech.name, "params": params_to_json(params), "backend": backend.name,

@@ -1,13 +1,20 @@
-"""``dphybrid dist``: the exact output distribution of a mechanism on one input."""
+"""``dphybrid dist``: the exact output distribution of a mechanism on one input.
+
+With continuous noise (finite outputs only) each probability is a rigorous enclosure
+``[lo, hi]`` with exact end points (the continuous backend).
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from hybrid.cli.common import add_mechanism_args, emit_json, parse_input, resolve
 from hybrid.formats import output_str, output_to_json, params_to_json
 from samplers.lang.exact import fraction_str
 from verifiers.backends import get_backend
+from verifiers.base import output_order
+from verifiers.enclosure import Enclosure
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -23,17 +30,25 @@ def run(args: argparse.Namespace) -> int:
     backend = get_backend(mech.trace(**params), args.backend)
     x = backend.check_input(parse_input(args.input))
     dist = backend.distribution(x)
-    items = sorted(dist.items(), key=lambda kv: kv[0] if not isinstance(kv[0], tuple) else (kv[0],))
+    items = sorted(dist.items(), key=lambda kv: output_order(kv[0]))
     if args.json:
         emit_json({
             "mechanism": mech.name,
             "params": params_to_json(params),
             "x": list(x),
             "backend": backend.name,
-            "distribution": [{"output": output_to_json(o), "probability": fraction_str(p)} for o, p in items],
+            "distribution": [{"output": output_to_json(o), "probability": _json(p)} for o, p in items],
         })
         return 0
     print(f"P(output | x = {list(x)}) for {mech.name} ({backend.name} backend)")
     for o, p in items:
-        print(f"  {output_str(o):>12}  {fraction_str(p):>24}  {float(p):.9g}")
+        if isinstance(p, Enclosure):
+            print(f"  {output_str(o):>12}  in [{float(p.lo):.15g}, {float(p.hi):.15g}]")
+        else:
+            print(f"  {output_str(o):>12}  {fraction_str(p):>24}  {float(p):.9g}")
     return 0
+
+
+def _json(p: Any) -> Any:
+    """An exact probability as ``"p/q"``, an enclosure as ``["lo", "hi"]``."""
+    return p.to_json() if isinstance(p, Enclosure) else fraction_str(p)

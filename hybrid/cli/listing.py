@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from samplers import catalogue
 from hybrid.cli.common import add_json_flag, emit_json
 from hybrid.formats import params_to_json
+from samplers import catalogue
+from verifiers.backends import choose
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -24,6 +25,7 @@ def describe(mech) -> dict:
         "domain": program.domain.describe(),
         "neighbours": program.neighbours.name,
         "exact": not program.continuous,
+        "backend": choose(program),
         "claimed_eps": mech.claimed_eps(),
         "summary": mech.summary,
     }
@@ -36,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for r in rows:
         params = " ".join(f"{k}={v}" for k, v in r["params"].items())
-        kind = "exact" if r["exact"] else "sampling only"
+        kind = "exact" if r["exact"] else "rigorous enclosures"
         print(f"{r['name']:<28} {params}")
         print(f"{'':<28} domain {r['domain']}, {r['neighbours']}, {kind}")
         print(f"{'':<28} {r['summary']}")

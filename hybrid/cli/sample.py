@@ -18,6 +18,7 @@ from samplers.counts import output_counts
 from samplers.gof import goodness_of_fit
 from samplers.lang.exact import fraction_str
 from verifiers.backends import get_backend
+from verifiers.base import refuse_continuous
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -51,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     mech, params = resolve(args)
     program = mech.trace(**params)
     x = program.domain.check(parse_input(args.input))
-    backend = get_backend(program) if args.exact else None  # refuse continuous noise up front
+    if args.exact:  # refuse continuous noise up front: --exact compares counts with exact probabilities
+        refuse_continuous(program, "exact")
+    backend = get_backend(program) if args.exact else None
     t0 = time.perf_counter()
     sampler = compile_sampler(program)
     sampler.warm_up()

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from hybrid.formats import lower_str, upper_str
+from hybrid.formats import lower_str, ratio_display, upper_str
 
 
 def _params(d: dict[str, Any]) -> str:
@@ -19,11 +20,18 @@ def print_search(r: dict[str, Any]) -> None:
     c = Console()
     c.print(f"[bold]{r['mechanism']}[/bold] {_params(r['params'])}")
     if r["certified"]:
-        c.print(f"  certified: e^eps >= [bold]{r['ratio']}[/bold], eps >= [bold]{lower_str(r['eps_lower'])}[/bold]"
+        c.print(f"  certified: e^eps >= [bold]{ratio_display(r['ratio'])}[/bold], eps >= [bold]{lower_str(r['eps_lower'])}[/bold]"
                 f" ({r['backend']} backend)")
+        if r.get("ratio_enclosure"):
+            lo, hi = (ratio_display(v) for v in r["ratio_enclosure"])
+            c.print(escape(f"  the witness's ratio lies in [{lo}, {hi}] (rigorous enclosure)"))
         if r.get("bracket"):
             lo, hi = r["bracket"]
-            c.print(f"  best pair's eps in [{lower_str(lo)}, {upper_str(hi)}] (precision {r['precision']:g})")
+            event = (r.get("witness") or {}).get("event")
+            if r.get("ratio_enclosure") and not isinstance(event, list):  # released values: one event's ratio
+                c.print(f"  the witness event's eps in [{lower_str(lo)}, {upper_str(hi)}]")
+            else:
+                c.print(f"  best pair's eps in [{lower_str(lo)}, {upper_str(hi)}] (precision {r['precision']:g})")
     else:
         c.print(f"  statistical lower bound: eps >= [bold]{lower_str(r['eps_lower'])}[/bold] (not certified)")
     if r.get("stat_interval"):
@@ -50,10 +58,10 @@ def print_search(r: dict[str, Any]) -> None:
         c.print(t)
     cands = [k for k in r.get("candidates", []) if "ratio" in k]
     if cands:
-        t = Table("x", "x'", "origin", "exact ratio", title="candidate pairs certified")
+        t = Table("x", "x'", "origin", "certified ratio", title="candidate pairs certified")
         for k in cands[:8]:
             t.add_row(str(k["x"]), str(k["x_prime"]), k.get("origin", k.get("proposed_by", "")),
-                      k["ratio"] or "not weighed")
+                      ratio_display(k["ratio"]) if k["ratio"] else "not weighed")
         c.print(t)
     for lim in r.get("limits_hit", []):
         c.print(f"  [yellow]limit:[/yellow] {lim}")

@@ -1,4 +1,9 @@
-"""``dphybrid verify``: exact global epsilon of a mechanism, or a proof / refutation of eps-DP."""
+"""``dphybrid verify``: exact global epsilon of a mechanism, or a proof / refutation of eps-DP.
+
+``--input-range LO..HI`` narrows the declared domain to a box first (a mechanism with
+continuous noise over ``{0,1,2}^3`` rather than its whole domain); with continuous noise
+the level is a rigorous enclosure (``ratio_enclosure``), finite outputs only.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +12,20 @@ from typing import Any
 
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, emit_json, resolve
-from hybrid.formats import output_str, params_to_json, value_to_json, witness_to_json
+from hybrid.formats import output_str, params_to_json, ratio_display, value_to_json, witness_to_json
+from samplers.errors import ParameterError
 from verifiers.bitblast import DEFAULT_NODE_BUDGET
 from verifiers.ratio import ratio_str
-from verifiers.verify import Verification, verify
+from verifiers.verify import Verification, restricted, verify
 
 
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("verify", help="exact global epsilon over all neighbour pairs (or prove --eps)")
     add_mechanism_args(p)
-    p.add_argument("--backend", default="auto", help="exact backend: auto, bdd or enumerate (default auto)")
+    p.add_argument("--backend", default="auto",
+                   help="exact backend: auto, bdd, enumerate, smt or continuous (default auto)")
+    p.add_argument("--input-range", metavar="LO..HI", default=None,
+                   help="verify only inputs with every coordinate in LO..HI (e.g. 0..2)")
     p.add_argument("--eps", type=argtypes.epsilon, default=None,
                    help="prove or refute eps-DP (natural log; 7/10 is exactly seven tenths)")
     p.add_argument("--precision", type=argtypes.positive, default=None,
@@ -27,22 +36,36 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def _input_range(text: str) -> tuple[int, int]:
+    lo, sep, hi = text.partition("..")
+    try:
+        a, b = int(lo), int(hi)
+    except ValueError:
+        a, b = 1, 0
+    if not sep or a > b:
+        raise ParameterError(f"--input-range must be LO..HI with integers LO <= HI, got {text!r}")
+    return a, b
+
+
 def to_json(v: Verification, mech: Any, params: dict[str, Any], precision: float | None) -> dict[str, Any]:
     """The JSON result of a verification (fields as in DESIGN.md)."""
     r = v.result
     out: dict[str, Any] = {
         "mechanism": mech.name, "params": params_to_json(params), "status": v.status,
-        "backend": v.backend, "certified": r is not None,
+        "backend": v.backend, "certified": r is not None, "domain": v.program.domain.describe(),
     }
     if v.library is not None:
         out.update(bdd_library=v.library, bdd_nodes=v.bdd_nodes)
     if r is not None:
+        enclosed = hasattr(r.ratio, "hi")  # continuous noise: the level is an enclosure
         out.update(
-            ratio=ratio_str(r.ratio), eps_lower=value_to_json(r.eps_lower),
+            ratio=ratio_str(r.ratio.lo if enclosed else r.ratio), eps_lower=value_to_json(r.eps_lower),
             eps_upper=value_to_json(r.eps_upper),
-            witness=witness_to_json(mech.name, params, r.x, r.x_prime, [r.output]),
+            witness=witness_to_json(mech.name, params, r.x, r.x_prime, [r.output]) if r.x is not None else None,
             pairs=r.pairs, symmetric=r.symmetric,
         )
+        if enclosed:
+            out.update(ratio_enclosure=r.ratio.to_json(), refined=r.decided)
     else:
         out.update(ratio=None, eps_lower=None, eps_upper=None, witness=None, limit=v.limit)
     claimed = mech.claimed_eps(**params)
@@ -59,7 +82,10 @@ def to_json(v: Verification, mech: Any, params: dict[str, Any], precision: float
 
 def run(args: argparse.Namespace) -> int:
     mech, params = resolve(args)
-    v = verify(mech.trace(**params), backend=args.backend, eps=args.eps, precision=args.precision,
+    program = mech.trace(**params)
+    if args.input_range is not None:
+        program = restricted(program, *_input_range(args.input_range))
+    v = verify(program, backend=args.backend, eps=args.eps, precision=args.precision,
                **({"node_budget": args.node_budget, "reorder": args.reorder}
                   if args.backend in ("auto", "bdd") else {}))
     data = to_json(v, mech, params, args.precision)
@@ -77,9 +103,15 @@ def _print(d: dict[str, Any], v: Verification) -> None:
         print(f"  {d['status'].replace('_', ' ')}: {d['limit']}; no certified result")
         return
     r = v.result
-    print(f"  exact e^eps = {d['ratio']}, eps in [{d['eps_lower']!r}, {d['eps_upper']!r}] "
-          f"over {d['pairs']} neighbour pairs{' (sorted x: symmetric)' if d['symmetric'] else ''}")
-    print(f"  witness x = {list(r.x)}, x' = {list(r.x_prime)}, output {output_str(r.output)}")
+    if "ratio_enclosure" in d:
+        lo, hi = (ratio_display(t, 15) for t in d["ratio_enclosure"])
+        print(f"  e^eps in [{lo}, {hi}] (rigorous enclosure), eps in [{d['eps_lower']!r}, "
+              f"{d['eps_upper']!r}] over {d['pairs']} neighbour pairs of {d['domain']}")
+    else:
+        print(f"  exact e^eps = {d['ratio']}, eps in [{d['eps_lower']!r}, {d['eps_upper']!r}] "
+              f"over {d['pairs']} neighbour pairs{' (sorted x: symmetric)' if d['symmetric'] else ''}")
+    if r.x is not None:
+        print(f"  witness x = {list(r.x)}, x' = {list(r.x_prime)}, output {output_str(r.output)}")
     if d["eps"] is not None:
         verdict = {True: "holds (proved)", False: "is violated (witness above)", None: "undecided"}[d["proved_dp"]]
         print(f"  {d['eps']}-DP {verdict}")

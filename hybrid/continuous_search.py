@@ -1,0 +1,297 @@
+"""The hybrid search on mechanisms with continuous noise: testing proposes, enclosures certify.
+
+The same pipeline as for discrete noise (:mod:`hybrid.search`), with the continuous
+backend (:mod:`verifiers.continuous`) in place of an exact one:
+
+1. **propose** -- the StatDP-style test ranks candidate pairs and gives the statistical
+   interval (kept in the result beside the certified bound);
+2. **certify** -- for finite outputs (argmax indices, sparse-vector answers), each
+   promising pair's level ``max_o P(o|x) / P(o|x')`` is enclosed; for released
+   continuous values, an event is built and tuned on each pair's exact structure
+   (:mod:`hybrid.numeric_events`) and its ratio enclosed; the tester's own event is
+   certified too;
+3. **improve** -- finite outputs: local search on the inputs from the best few pairs while the
+   certified ratio grows;
+4. **bracket** -- the best pair's level enclosed to ``precision`` (finite outputs), or the
+   witness event's ratio enclosure (numeric outputs); ``eps_lower`` is ``ln`` of the
+   enclosure's lower end, rounded down;
+5. **global** -- finite outputs on a domain small enough: every neighbour pair.
+
+Everything certified is certified against the real-number semantics of the noise (the
+laws with their exact scales), not a floating-point sampler.  A program the backend
+cannot handle (a product of two noise values, too many paths) falls back to the
+statistical search, and the note says why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from hybrid.formats import output_to_json
+from hybrid.inputs import Pair, coordinate_moves, random_pair
+from hybrid.numeric_events import EventTuner
+from hybrid.regions import symbolic
+from hybrid.search import SearchResult, _Search, _statistical
+from hybrid.seeds import derive_seed
+from samplers.compile import compile_sampler
+from samplers.errors import LimitExceeded, UnsupportedByBackend
+from samplers.lang.ir import Program
+from verifiers.base import neighbour_pairs
+from verifiers.continuous import ContinuousBackend, PairLevel, eps_bracket
+from verifiers.enclosure import RatioEnclosure
+from verifiers.epsilon import within_exp
+from verifiers.ratio import INF, log_ratio, parse_ratio, ratio_str
+
+PROPOSE_SAMPLES = 1_000_000  # the tester only proposes here: certification does not need more
+KEEP = 4  # best-tested pairs certified first (each in both orders)
+STARTS = 3  # local searches, from the best certified pairs
+CERTIFY_SHARE = 0.5  # of the remaining time, for certifying candidate pairs
+SEMANTICS = ("certified against the real-number semantics of the noise (exact scales), "
+             "not a floating-point implementation")
+
+
+def continuous_search(s: _Search, program: Program) -> SearchResult:
+    """Certified search on a program with continuous noise (see the module docstring)."""
+    clock = s.clock
+    clock.stage("compile")
+    backend = ContinuousBackend(program)
+    sampler = compile_sampler(program)
+    sampler.warm_up()
+    clock.stage("propose")
+    s.say("testing candidate pairs")
+    full = s.budget
+    s.budget = dataclasses.replace(full, samples=min(full.samples, PROPOSE_SAMPLES))
+    try:
+        pairs, interval = s.propose(sampler)
+    finally:
+        s.budget = full
+    clock.stage("certify")
+    s.say("certifying candidates with rigorous enclosures")
+    try:
+        finite = backend.finite_outputs(pairs[0].x)
+        run = _Finite(s, backend) if finite else _Numeric(s, backend, sampler)
+        best = run.certify(_candidates(s, program, pairs, patterns_first=not finite))
+        proposed = _proposed(backend, interval)
+    except (UnsupportedByBackend, LimitExceeded) as e:
+        result = _statistical(s, program)
+        result.note = f"not certified ({e}); {result.note}"
+        return result
+    if finite:
+        clock.stage("improve")
+        best = run.improve(best)
+    clock.stage("bisect")
+    s.say("enclosing the best witness")
+    ratio, bracket, event = run.finish(best)
+    lower = bracket[0]
+    clock.stage("global")
+    g = run.global_level() if finite else None
+    result = SearchResult(
+        mechanism=program.name, params=program.param_dict, certified=True, eps_lower=lower, ratio=ratio.lo,
+        witness=s._witness(program, best.pair, []) | {"event": event}, backend=backend.name,
+        precision=s.precision, seed=s.seed, stat_interval=[interval.lo, interval.hi], bracket=list(bracket),
+        claimed_eps=s.claimed, candidates=run.table,
+        pvalue_curve=[(d.eps, d.p_value) for d in interval.probes],
+        note=f"{program.name} draws continuous noise: {SEMANTICS}",
+    )
+    result.ratio_enclosure = ratio.to_json()
+    if proposed is not None:
+        result.candidates.insert(0, proposed)
+    if g is not None:
+        result.eps_upper = g.eps_upper
+        if g.ratio.lo > ratio.lo:
+            result.eps_lower, result.ratio = g.eps_lower, g.ratio.lo
+            result.ratio_enclosure = RatioEnclosure(g.ratio.lo, run.level_of(g.x, g.x_prime).ratio.hi).to_json()
+            result.witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [g.output])
+        if s.claimed is not None:
+            result.proved_dp = within_exp(g.ratio.hi, s.claimed)
+    if s.claimed is not None:
+        result.refuted = result.eps_lower > s.claimed
+    result.samples, result.exact_queries, result.limits_hit = s.samples, s.queries, s.limits
+    if clock.expired:
+        result.limits_hit.append(f"time budget of {s.budget.time:g} s reached")
+    result.timings = clock.done()
+    return result
+
+
+def _candidates(s: _Search, program: Program, ranked: list[Pair], patterns_first: bool) -> list[Pair]:
+    """The best-tested pairs (StatDP's patterns first if asked), every other pattern, then random
+    neighbour pairs; each in both orders.  The caller stops when its time share is spent."""
+    rng = np.random.default_rng(derive_seed(s.seed, 14))
+    if patterns_first:
+        ranked = sorted(ranked, key=lambda p: p.origin.startswith("random"))  # stable: keeps the ranking
+    patterns = [p for p in ranked[KEEP:] if not p.origin.startswith("random")]
+    out: dict[tuple, Pair] = {}
+    for p in ranked[:KEEP] + patterns:
+        for q in (p, p.swapped()):
+            if program.neighbours.contains(q.x, q.x_prime):
+                out.setdefault((q.x, q.x_prime), q)
+    for _ in range(s.budget.explore):
+        try:
+            q = random_pair(program.domain, program.neighbours, rng)
+        except ValueError:
+            break
+        out.setdefault((q.x, q.x_prime), q)
+    return list(out.values())
+
+
+def _proposed(backend: ContinuousBackend, interval: Any) -> dict[str, Any] | None:
+    """The tester's own event, certified as proposed."""
+    d = interval.rejected
+    if d is None:
+        return None
+    prog = backend.program
+    w = backend.witness_ratio(d.pair.x, d.pair.x_prime,
+                              symbolic(d.event, arity=prog.arity, tuple_output=prog.tuple_output))
+    return {"proposed_by": "statdp", "x": list(d.pair.x), "x_prime": list(d.pair.x_prime),
+            "event": d.event.describe(), "p_value": d.p_value, "eps": d.eps,
+            "ratio": ratio_str(w.ratio.lo), "ratio_enclosure": w.ratio.to_json()}
+
+
+@dataclasses.dataclass
+class _Best:
+    pair: Pair
+    ratio: RatioEnclosure
+    witness: Any  # an output (finite) or an Event (numeric)
+
+
+class _Finite:
+    """Finite outputs: pair levels over every output."""
+
+    def __init__(self, s: _Search, backend: ContinuousBackend) -> None:
+        self.s, self.backend = s, backend
+        self.table: list[dict[str, Any]] = []
+        self._levels: dict[tuple, PairLevel] = {}
+
+    def level_of(self, x: Any, xp: Any) -> PairLevel:
+        key = (tuple(x), tuple(xp))
+        if key not in self._levels:
+            self.s.queries += 1
+            self._levels[key] = self.backend.pair_epsilon(x, xp, self.s.precision)
+        return self._levels[key]
+
+    def _best_of(self, pair: Pair) -> _Best:
+        lv = self.level_of(pair.x, pair.x_prime)
+        return _Best(pair, lv.ratio, lv.output)
+
+    def certify(self, pairs: list[Pair]) -> _Best:
+        clock = self.s.clock
+        stop = time.perf_counter() + CERTIFY_SHARE * max(0.0, clock.deadline - time.perf_counter())
+        found: list[_Best] = []
+        for i, p in enumerate(pairs):
+            if i >= 2 and time.perf_counter() > stop:
+                self.s.limits.append(f"certified {i} of {len(pairs)} candidate pairs within the time budget")
+                break
+            b = self._best_of(p)
+            self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
+                               "ratio": ratio_str(b.ratio.lo), "output": output_to_json(b.witness)})
+            found.append(b)
+        self.table.sort(key=lambda c: -_ratio_value(c["ratio"]))
+        self.starts = sorted(found, key=lambda b: -b.ratio.lo)[:STARTS]
+        return self.starts[0]
+
+    def improve(self, best: _Best) -> _Best:
+        """Hill climbing from the best few certified pairs, while the step and time budgets last."""
+        for start in self.starts:
+            if self.s.clock.expired:
+                break
+            end = self._climb(start)
+            if end.ratio.lo > best.ratio.lo:
+                best = end
+        return best
+
+    def _climb(self, best: _Best) -> _Best:
+        """First-improvement hill climbing on the certified pair level."""
+        program, budget = self.backend.program, self.s.budget
+        tried, steps, improved = {(best.pair.x, best.pair.x_prime)}, 0, True
+        while improved and best.ratio.lo != INF:
+            improved = False
+            for move in coordinate_moves(best.pair, program.domain, program.neighbours):
+                if (move.x, move.x_prime) in tried:
+                    continue
+                if steps >= budget.local_steps or self.s.clock.expired:
+                    self.s.limits.append(f"a local search stopped after {steps} pair evaluations")
+                    return best
+                tried.add((move.x, move.x_prime))
+                steps += 1
+                b = self._best_of(move)
+                if b.ratio.lo > best.ratio.lo:
+                    best, improved = b, True
+                    break
+        return best
+
+    def finish(self, best: _Best) -> tuple[RatioEnclosure, tuple[float, float], Any]:
+        lv = self.level_of(best.pair.x, best.pair.x_prime)
+        w = self.backend.witness_ratio(best.pair.x, best.pair.x_prime, [lv.output])
+        self.s.queries += 1
+        _note_refinement(self.s, w.decided and lv.decided)
+        bracket = (max(eps_bracket(w.ratio)[0], lv.bracket[0]), lv.bracket[1])
+        return w.ratio, bracket, [output_to_json(lv.output)]
+
+    def global_level(self) -> Any:
+        s = self.s
+        if s.global_check is False:
+            return None
+        limit = s.budget.global_pairs
+        count = sum(1 for _ in itertools.islice(neighbour_pairs(self.backend.program), limit + 1))
+        if s.global_check is None and count > limit:
+            s.limits.append(f"global verification skipped: more than {limit} neighbour pairs")
+            return None
+        g = self.backend.global_epsilon(s.precision)
+        s.queries += g.pairs
+        return g
+
+
+class _Numeric:
+    """Released continuous values: a tuned event per pair."""
+
+    def __init__(self, s: _Search, backend: ContinuousBackend, sampler: Any) -> None:
+        self.s, self.backend = s, backend
+        self.tuner = EventTuner(backend, sampler, derive_seed(s.seed, 31))
+        self.table: list[dict[str, Any]] = []
+
+    def certify(self, pairs: list[Pair]) -> _Best:
+        clock = self.s.clock
+        stop = time.perf_counter() + CERTIFY_SHARE * max(0.0, clock.deadline - time.perf_counter())
+        best = None
+        for i, p in enumerate(pairs):
+            if i >= 2 and time.perf_counter() > stop:
+                self.s.limits.append(f"tuned events on {i} of {len(pairs)} candidate pairs within the time budget")
+                break
+            t = self.tuner.tune(p.x, p.x_prime, deadline=clock.deadline if i == 0 else stop)
+            self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
+                               "ratio": ratio_str(t.ratio.lo),
+                               "event": t.event.describe() if t.event is not None else "any output"})
+            if best is None or t.ratio.lo > best.ratio.lo:
+                best = _Best(p, t.ratio, t.event)
+        self.s.queries += self.tuner.evaluations
+        self.table.sort(key=lambda c: -_ratio_value(c["ratio"]))
+        return best
+
+    def finish(self, best: _Best) -> tuple[RatioEnclosure, tuple[float, float], Any]:
+        prog = self.backend.program
+        if best.witness is None:  # no event beat the whole output space (ratio 1): no evidence
+            return RatioEnclosure(Fraction(0), Fraction(0)), (0.0, 0.0), []
+        w = self.backend.witness_ratio(best.pair.x, best.pair.x_prime,
+                                       symbolic(best.witness, arity=prog.arity, tuple_output=prog.tuple_output))
+        self.s.queries += 1
+        _note_refinement(self.s, w.decided)
+        return w.ratio, eps_bracket(w.ratio), best.witness.to_json()
+
+
+def _note_refinement(s: _Search, decided: bool) -> None:
+    if not decided:
+        s.limits.append("the enclosures reached their refinement budget before the width asked for "
+                        "(the bounds are sound, only wider)")
+
+
+def _ratio_value(text: str) -> float:
+    return log_ratio(parse_ratio(text))
+
+
+__all__ = ["continuous_search"]

@@ -1,0 +1,236 @@
+"""The testers' events as symbolic events for the continuous backend.
+
+A symbolic event (:mod:`verifiers.continuous`) reads a path's outputs with
+``run.output(k)`` (constants, ``BOTTOM`` or affine forms in the noise) and compares
+them with ``run.less`` / ``run.winner``, which branch the path; it returns the path's
+membership weight.  :func:`symbolic` builds one from any event the testers write
+(:mod:`hybrid.events`): set events, thresholds on a feature, products, and the
+exported logistic attack; a list of outputs is a set event on the whole output.
+
+Features are evaluated with the same meaning as on samples (:mod:`hybrid.features`),
+in exact real arithmetic: a released continuous value is never equal to a constant
+(probability zero), so it is never bottom or a special code; ``max``/``min`` of the
+numeric entries branch on the winner; a ``linear`` feature is an affine form.  An
+exported attack's score ``b + sum_j w_j (f_j - mean_j) / scale_j`` is evaluated in
+real arithmetic on the float parameters' exact values (the float64 arithmetic that
+defines it on samples differs by rounding only), ties at ``t`` weigh ``q``; only
+logistic attacks are affine, so a multi-layer attack is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Sequence
+
+from hybrid.attack import Attack
+from hybrid.events import Event, Product, SetEvent, Threshold
+from hybrid.features import IDENTITY, Feature, MalformedEvent
+from hybrid.transforms import Transform
+from samplers.errors import UnsupportedByBackend
+from samplers.lang.ir import BOTTOM_CODE
+from verifiers.continuous import SymbolicEvent
+from verifiers.linear import Form, Value, add, scale
+from verifiers.paths import Run
+
+NAN = None  # a feature value that is not a number (a bottom entry, no numeric entry)
+
+
+def _is_bottom(v: Any) -> bool:
+    return not isinstance(v, (Form, Fraction)) and v == BOTTOM_CODE
+
+
+def _equal(v: Any, w: Any) -> bool:
+    """Exact equality of a path value and an event's value (a random value equals nothing)."""
+    if isinstance(v, Form):
+        return False
+    if isinstance(w, float):
+        return not _is_bottom(v) and Fraction(w) == v
+    return v == w
+
+
+class _Outputs:
+    """Lazy access to one path's output components."""
+
+    def __init__(self, run: Run, arity: int, tuple_output: bool) -> None:
+        self.run, self.arity, self.tuple_output = run, arity, tuple_output
+
+    def __getitem__(self, k: int) -> Value:
+        return self.run.output(k)
+
+    def all(self) -> list[Value]:
+        return [self.run.output(k) for k in range(self.arity)]
+
+    def whole(self) -> Any:
+        return tuple(self.all()) if self.tuple_output else self.run.output(0)
+
+
+def _regular(vals: list[Value], codes: tuple) -> list[Value]:
+    return [v for v in vals if not _is_bottom(v) and not any(_equal(v, c) for c in codes)]
+
+
+def feature_value(feature: Feature, out: _Outputs) -> Any:
+    """The feature of one path's output: a constant, a form, a tuple, or NAN."""
+    kind = feature.kind
+    if kind == "identity":
+        return out.whole()
+    if not out.tuple_output:
+        raise MalformedEvent(f"feature {kind} needs tuple outputs")
+    if kind == "component":
+        if not 0 <= feature.index < out.arity:
+            raise MalformedEvent(f"component {feature.index} of an output with {out.arity} components")
+        return out[feature.index]
+    vals = out.all()
+    if kind == "count":
+        if feature.value == "bottom":
+            return sum(1 for v in vals if _is_bottom(v))
+        return sum(1 for v in vals if _equal(v, feature.value))
+    if kind == "hamming":
+        return sum(1 for v, r in zip(vals, feature.reference) if not _equal(v, r))
+    if kind == "skeleton":
+        return tuple(_code(v, feature.codes) for v in vals)
+    if kind in ("sum", "max", "min"):
+        reg = _regular(vals, feature.codes)
+        if kind == "sum":
+            total: Value = Fraction(0)
+            for v in reg:
+                total = add(total, v)
+            return total
+        if not reg:
+            return NAN
+        return reg[out.run.winner(reg) if kind == "max" else out.run.loser(reg)]
+    if kind == "linear":
+        if len(feature.weights) != out.arity:
+            raise MalformedEvent(f"a linear feature with {len(feature.weights)} weights on {out.arity} components")
+        if any(_is_bottom(v) for v in vals):
+            return NAN
+        total = Fraction(0)
+        for v, w in zip(vals, feature.weights):
+            total = add(total, scale(v, Fraction(w)))
+        return total
+    raise MalformedEvent(f"unknown feature kind {kind!r}")
+
+
+def _code(v: Value, codes: tuple) -> int:
+    if _is_bottom(v):
+        return 1
+    for j, c in enumerate(codes):
+        if _equal(v, c):
+            return 2 + j
+    return 0
+
+
+def _member(value: Any, values: Sequence[Any]) -> bool:
+    for w in values:
+        if isinstance(value, tuple):
+            if isinstance(w, tuple) and len(w) == len(value) and all(_equal(a, b) for a, b in zip(value, w)):
+                return True
+        elif not isinstance(w, tuple) and _equal(value, w):
+            return True
+    return False
+
+
+def _set_event(event: SetEvent, out: _Outputs) -> bool:
+    """Membership, component by component where possible (a path that already differs stops early)."""
+    if out.tuple_output and event.feature.kind in ("identity", "skeleton"):
+        candidates = [w for w in event.values if isinstance(w, tuple) and len(w) == out.arity]
+        for k in range(out.arity):
+            v = out[k]
+            here = _code(v, event.feature.codes) if event.feature.kind == "skeleton" else v
+            candidates = [w for w in candidates if _equal(here, w[k])]
+            if not candidates:
+                return False
+        return True
+    return _member(feature_value(event.feature, out), event.values)
+
+
+def _threshold(event: Threshold, out: _Outputs) -> bool:
+    v = feature_value(event.feature, out)
+    if v is NAN or isinstance(v, tuple) or (not isinstance(v, Form) and _is_bottom(v)):
+        return False
+    if math.isnan(event.alpha):
+        raise MalformedEvent("a threshold of NaN")
+    if math.isinf(event.alpha):  # v < inf and v >= -inf hold for every number, the others never
+        return event.below == (event.alpha > 0)
+    alpha = Fraction(event.alpha)  # the other outcome weighs 0: keep only the region where it holds
+    return out.run.require(v, alpha) if event.below else out.run.require(alpha, v, strict=False)
+
+
+def _weight(event: Any, out: _Outputs) -> Any:
+    if isinstance(event, Product):
+        w: Any = 1
+        for part in event.parts:
+            w = w * _weight(part, out)
+            if not w:
+                return 0
+        return w
+    if isinstance(event, Attack):
+        return _attack(event, out)
+    if isinstance(event, SetEvent):
+        return 1 if _set_event(event, out) else 0
+    if isinstance(event, Threshold):
+        return 1 if _threshold(event, out) else 0
+    raise MalformedEvent(f"cannot weigh event {event!r}")
+
+
+def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> SymbolicEvent:
+    """A symbolic event for a program with ``arity`` output components (see the module docstring)."""
+    if isinstance(event, list):
+        event = SetEvent(IDENTITY, tuple(tuple(o) if isinstance(o, list) else o for o in event))
+    if isinstance(event, Attack):
+        _check_attack(event)
+
+    def weigh(run: Run) -> Any:
+        return _weight(event, _Outputs(run, arity, tuple_output))
+
+    return weigh
+
+
+# -- exported attacks ---------------------------------------------------------------------
+
+def _check_attack(attack: Attack) -> None:
+    if attack.model.kind != "logistic" or len(attack.model.weights) != 1:
+        raise UnsupportedByBackend("only a logistic attack's score is affine in the output; the continuous "
+                                   f"backend cannot weigh a {attack.model.kind} attack")
+    if attack.transform.fn is not None:
+        raise UnsupportedByBackend("the attack uses a custom feature transform, which cannot be evaluated symbolically")
+
+
+def _columns(transform: Transform, vals: list[Value], run: Run) -> list[Value]:
+    """The transform's features of one path's output (as :func:`hybrid.kernels.column_features`)."""
+    if transform.joint:
+        concrete = all(not isinstance(v, Form) for v in vals)
+        key = tuple(vals) if len(vals) > 1 else vals[0]
+        feats = [Fraction(1 if concrete and _member(key, [o]) else 0) for o in transform.joint]
+        return feats
+    out: list[Value] = []
+    for col, v in zip(transform.columns, vals):
+        bottom = _is_bottom(v)
+        if col.kind == "onehot":
+            out += [Fraction(1 if (bottom if w == BOTTOM_CODE else _equal(v, w)) else 0) for w in col.values]
+            continue
+        special = any(_equal(v, c) for c in col.values)
+        out.append(Fraction(0) if bottom or special else v)
+        if col.cut is not None:
+            above = not bottom and not special and run.less(Fraction(col.cut), v)
+            out.append(Fraction(1 if above else 0))
+        out += [Fraction(1 if _equal(v, c) else 0) for c in col.values]
+        if col.bottom:
+            out.append(Fraction(1 if bottom else 0))
+    return out
+
+
+def _attack(attack: Attack, out: _Outputs) -> Any:
+    vals = out.all() if out.tuple_output else [out.whole()]
+    feats = _columns(attack.transform, vals, out.run)
+    m = attack.model
+    score: Value = Fraction(float(m.biases[0][0]))
+    for f, mean, sc, w in zip(feats, m.mean, m.scale, m.weights[0][:, 0]):
+        score = add(score, scale(add(f, -Fraction(float(mean))), Fraction(float(w)) / Fraction(float(sc))))
+    t = Fraction(attack.t)
+    if not isinstance(score, Form):
+        return 1 if score > t else Fraction(attack.q) if score == t else 0
+    return 1 if out.run.require(t, score) else 0
+
+
+__all__ = ["feature_value", "symbolic"]

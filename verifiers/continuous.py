@@ -1,0 +1,292 @@
+"""The continuous backend: rigorous enclosures for programs with Laplace, exponential and Gaussian noise.
+
+The same questions as the exact backends (:mod:`verifiers.base`), answered with
+enclosures instead of exact rationals, against the real-number semantics of the noise
+(the laws with their exact scales, not a floating-point sampler):
+
+* :meth:`ContinuousBackend.event_probability` -- ``lo <= P(M(x) in E) <= hi``;
+* :meth:`~ContinuousBackend.witness_ratio` -- the certified ratio ``lo(P(E|x)) / hi(P(E|x'))``
+  and an upper end;
+* :meth:`~ContinuousBackend.exists_violation` -- "yes" (with the output) only when
+  ``lo(P(o|x)) > c hi(P(o|x'))``, "no" only when ``hi(P(o|x)) <= c lo(P(o|x'))`` for every
+  output, otherwise "undecided" once the refinement budget is spent;
+* :meth:`~ContinuousBackend.pair_epsilon` and :meth:`~ContinuousBackend.global_epsilon` -- the
+  level over finite outputs, bracketed to a precision.
+
+A probability is a sum over the program's paths (:mod:`verifiers.paths`) of each
+path's weight times the probability of its region (:mod:`verifiers.region`).  Events
+are either collections of outputs or *symbolic events*: callables ``event(run)`` that
+read outputs with ``run.output(k)``, compare them with ``run.less`` / ``run.winner``
+(which branch the path) and return the path's membership weight (1, 0 or a rational
+such as an attack's tie probability).  ``hybrid.regions`` turns the testers' events
+into symbolic events.
+
+Enclosures are refined on demand by raising the level (precision bits, quadrature and
+cell counts; :mod:`verifiers.enclosure`); ``max_level`` is the budget, and a result
+that hits it says so (``level``, ``decided``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Iterable, Sequence
+
+from samplers.errors import UnsupportedByBackend
+from samplers.lang.domain import Domain
+from samplers.lang.ir import Program
+from verifiers.base import checked_pair, neighbour_pairs, output_order
+from verifiers.enclosure import ZERO, Enclosure, RatioEnclosure, working_precision
+from verifiers.epsilon import eps_lower, eps_upper
+from verifiers.linear import Form
+from verifiers.paths import MAX_PATHS, Path, Run, Specialised, explore, specialise
+from verifiers.ratio import INF
+from verifiers.region import probability
+
+MAX_LEVEL = 4
+RELATIVE_WIDTH = Fraction(1, 2**40)  # a witness ratio is refined until this relative width
+SymbolicEvent = Callable[[Run], Any]
+Point = tuple[int, ...]
+
+
+class NumericOutputs(UnsupportedByBackend):
+    """The question needs finite outputs, but the program releases continuous values."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The decision oracle's answer: ``"yes"`` (with ``output``), ``"no"`` or ``"undecided"``."""
+
+    answer: str
+    output: Any = None
+    level: int = 0
+
+    @property
+    def yes(self) -> bool:
+        return self.answer == "yes"
+
+
+@dataclass(frozen=True)
+class WitnessRatio:
+    """``P(E|x)`` and ``P(E|x')`` enclosed, and their ratio's enclosure."""
+
+    p: Enclosure
+    q: Enclosure
+    level: int
+    decided: bool  # the relative width target was met within the budget
+
+    @property
+    def ratio(self) -> RatioEnclosure:
+        return RatioEnclosure.of(self.p, self.q)
+
+
+@dataclass(frozen=True)
+class PairLevel:
+    """The level of a pair over finite outputs: ``max_o P(o|x) / P(o|x')`` enclosed."""
+
+    ratio: RatioEnclosure  # lo: the best output's certified ratio; hi: the largest upper end
+    output: Any  # the output whose certified ratio is ``ratio.lo``
+    level: int
+    decided: bool  # the bracket is narrower than the precision asked for
+
+    @property
+    def bracket(self) -> tuple[float, float]:
+        return eps_bracket(self.ratio)
+
+
+@dataclass(frozen=True)
+class GlobalLevel:
+    """The level over every neighbour pair of a (finite) domain, with a witness pair and output."""
+
+    ratio: RatioEnclosure
+    x: Point | None
+    x_prime: Point | None
+    output: Any
+    pairs: int
+    level: int
+    decided: bool
+    symmetric: bool
+
+    @property
+    def eps_lower(self) -> float:
+        return eps_bracket(self.ratio)[0]
+
+    @property
+    def eps_upper(self) -> float:
+        return eps_bracket(self.ratio)[1]
+
+
+def _ratio_width_ok(r: RatioEnclosure, rel: Fraction) -> bool:
+    if r.lo == INF or r.hi == 0:
+        return True
+    if r.hi == INF or r.lo == 0:
+        return False
+    return r.hi - r.lo <= rel * r.lo
+
+
+def eps_bracket(r: RatioEnclosure) -> tuple[float, float]:
+    """Floats around the level ``max(0, ln ratio)`` for a ratio in ``[r.lo, r.hi]``, rounded outwards."""
+    return eps_lower(r.lo) if r.lo else 0.0, eps_upper(r.hi) if r.hi else 0.0
+
+
+def _eps_width(r: RatioEnclosure) -> float:
+    lower, upper = eps_bracket(r)
+    return 0.0 if lower == upper else upper - lower
+
+
+class ContinuousBackend:
+    """Rigorous enclosures for one program (see the module docstring)."""
+
+    name = "continuous"
+
+    def __init__(self, program: Program, *, max_level: int = MAX_LEVEL, max_paths: int = MAX_PATHS) -> None:
+        self.program = program
+        self.max_level = max_level
+        self.max_paths = max_paths
+        self._specs: dict[Point, Specialised] = {}
+        self._outputs: dict[Point, dict[Any, list[Path]]] = {}
+        self._enclosures: dict[tuple, Enclosure] = {}
+
+    # -- inputs and paths --------------------------------------------------------------
+    def check_input(self, x: Sequence[int]) -> Point:
+        return self.program.domain.check(x)
+
+    def check_pair(self, x: Sequence[int], xp: Sequence[int]) -> tuple[Point, Point]:
+        return checked_pair(self.program, x, xp)
+
+    def specialised(self, x: Sequence[int]) -> Specialised:
+        key = self.check_input(x)
+        if key not in self._specs:
+            self._specs[key] = specialise(self.program, key)
+        return self._specs[key]
+
+    def paths(self, x: Sequence[int], body: Callable[[Run], Any]) -> list[Path]:
+        """Every path of ``body`` on input ``x`` (paths where it returns None or 0 dropped)."""
+        return [p for p in explore(self.specialised(x), body, max_paths=self.max_paths) if p.result]
+
+    def output_paths(self, x: Sequence[int]) -> dict[Any, list[Path]]:
+        """The paths of each output (finite outputs only; NumericOutputs otherwise)."""
+        key = self.check_input(x)
+        if key not in self._outputs:
+            by_output: dict[Any, list[Path]] = {}
+            for p in self.paths(key, lambda run: (run.outputs(),)):
+                o = p.result[0]
+                if any(isinstance(v, Form) for v in (o if isinstance(o, tuple) else (o,))):
+                    raise NumericOutputs(f"{self.program.name} releases continuous values, so questions about "
+                                         "single outputs are not supported; ask about events instead")
+                by_output.setdefault(o, []).append(dataclasses.replace(p, result=1))
+            self._outputs[key] = by_output
+        return self._outputs[key]
+
+    def finite_outputs(self, x: Sequence[int]) -> bool:
+        """Whether every output of ``x`` is one of finitely many values (no continuous value released)."""
+        try:
+            self.output_paths(x)
+        except NumericOutputs:
+            return False
+        return True
+
+    # -- enclosures --------------------------------------------------------------------
+    def enclose(self, spec: Specialised, paths: Iterable[Path], level: int) -> Enclosure:
+        """``sum weight * result * P(region)`` over the paths, at ``level``."""
+        total = ZERO
+        with working_precision(level):
+            for p in paths:
+                key = (id(spec), p.constraints, level)
+                region = self._enclosures.get(key)
+                if region is None:
+                    region = Enclosure.exact(1) if not p.constraints else \
+                        Enclosure.from_arb(probability(p.constraints, spec.laws, level))
+                    self._enclosures[key] = region
+                total = total + region.scaled(p.weight * Fraction(p.result))
+        return total
+
+    def distribution(self, x: Sequence[int], level: int = 0) -> dict[Any, Enclosure]:
+        """Each output's probability enclosed (outputs that are certainly impossible left out)."""
+        spec = self.specialised(x)
+        out = {o: self.enclose(spec, ps, level) for o, ps in self.output_paths(x).items()}
+        return {o: e for o, e in out.items() if e.hi > 0}
+
+    def _event_paths(self, x: Sequence[int], event: Iterable[Any] | SymbolicEvent) -> list[Path]:
+        if callable(event):
+            return self.paths(x, event)
+        members = {tuple(o) if isinstance(o, list) else o for o in event}
+        return [p for o, ps in self.output_paths(x).items() if o in members for p in ps]
+
+    def event_probability(self, x: Sequence[int], event: Iterable[Any] | SymbolicEvent, level: int = 0) -> Enclosure:
+        """``P(M(x) in event)`` enclosed; ``event`` is a collection of outputs or a symbolic event."""
+        return self.enclose(self.specialised(x), self._event_paths(x, event), level)
+
+    # -- pairs ---------------------------------------------------------------------------
+    def witness_ratio(self, x: Sequence[int], xp: Sequence[int], event: Iterable[Any] | SymbolicEvent, *,
+                      rel_width: Fraction = RELATIVE_WIDTH) -> WitnessRatio:
+        """``P(E|x) / P(E|x')`` enclosed, refined until ``rel_width`` or the budget."""
+        x, xp = self.check_pair(x, xp)
+        px, pxp = self._event_paths(x, event), self._event_paths(xp, event)
+        sx, sxp = self.specialised(x), self.specialised(xp)
+        for level in range(self.max_level + 1):
+            p, q = self.enclose(sx, px, level), self.enclose(sxp, pxp, level)
+            done = _ratio_width_ok(RatioEnclosure.of(p, q), rel_width)
+            if done:
+                break
+        return WitnessRatio(p, q, level, done)
+
+    def _output_ratios(self, x: Point, xp: Point, outputs: Iterable[Any], level: int) -> dict[Any, RatioEnclosure]:
+        px, pxp = self.output_paths(x), self.output_paths(xp)
+        sx, sxp = self.specialised(x), self.specialised(xp)
+        return {o: RatioEnclosure.of(self.enclose(sx, px[o], level), self.enclose(sxp, pxp.get(o, ()), level))
+                for o in outputs}
+
+    def exists_violation(self, x: Sequence[int], xp: Sequence[int], c: Fraction) -> Decision:
+        """Is there an output with ``P(o|x) > c P(o|x')``?  Three-valued (see the module docstring)."""
+        x, xp = self.check_pair(x, xp)
+        c = Fraction(c)
+        open_ = sorted(self.output_paths(x), key=output_order)
+        for level in range(self.max_level + 1):
+            ratios = self._output_ratios(x, xp, open_, level)
+            for o in open_:
+                if ratios[o].lo > c:
+                    return Decision("yes", o, level)
+            open_ = [o for o in open_ if not ratios[o].hi <= c]
+            if not open_:
+                return Decision("no", None, level)
+        return Decision("undecided", open_[0], self.max_level)
+
+    def pair_epsilon(self, x: Sequence[int], xp: Sequence[int], precision: float = 1e-3) -> PairLevel:
+        """The pair's level over finite outputs, bracketed to ``precision`` (or the budget)."""
+        x, xp = self.check_pair(x, xp)
+        return self._pair_level(x, xp, precision)
+
+    def _pair_level(self, x: Point, xp: Point, precision: float) -> PairLevel:
+        open_ = sorted(self.output_paths(x), key=output_order)
+        ratios: dict[Any, RatioEnclosure] = {}
+        for level in range(self.max_level + 1):
+            ratios.update(self._output_ratios(x, xp, open_, level))
+            best = max(sorted(ratios, key=output_order), key=lambda o: ratios[o].lo, default=None)
+            lo = ratios[best].lo if best is not None else Fraction(0)
+            hi = max((r.hi for r in ratios.values()), default=Fraction(0))
+            if _eps_width(RatioEnclosure(lo, hi)) <= precision:
+                return PairLevel(RatioEnclosure(lo, hi), best, level, True)
+            open_ = [o for o, r in ratios.items() if r.hi > lo and not (r.lo == INF)]
+        return PairLevel(RatioEnclosure(lo, hi), best, self.max_level, False)
+
+    # -- every neighbour pair -------------------------------------------------------------
+    def global_epsilon(self, precision: float = 1e-3, domain: Domain | None = None) -> GlobalLevel:
+        """The level over every neighbour pair of ``domain`` (default: the declared one), finite outputs."""
+        program = self.program if domain is None else dataclasses.replace(self.program, domain=domain)
+        pairs = list(neighbour_pairs(program))
+        levels = {pair: self._pair_level(*pair, precision) for pair in pairs}
+        if not levels:
+            return GlobalLevel(RatioEnclosure(Fraction(0), Fraction(0)), None, None, None, 0, 0, True,
+                               program.symmetric)
+        best = max(pairs, key=lambda pr: levels[pr].ratio.lo)
+        lo = levels[best].ratio.lo
+        hi = max(v.ratio.hi for v in levels.values())
+        return GlobalLevel(RatioEnclosure(lo, hi), best[0], best[1], levels[best].output, len(pairs),
+                           max(v.level for v in levels.values()), all(v.decided for v in levels.values()),
+                           program.symmetric)
+
+
+__all__ = ["ContinuousBackend", "Decision", "GlobalLevel", "NumericOutputs", "PairLevel", "SymbolicEvent", "WitnessRatio",
+           "eps_bracket"]
