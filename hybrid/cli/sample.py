@@ -9,12 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from hybrid.cli.common import add_mechanism_args, emit_json, parse_input, resolve
+from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, parse_input, resolve, time_limited
 from hybrid.formats import output_str, output_to_json, params_to_json
 from samplers.compile import compile_sampler
 from samplers.counts import output_counts
 from samplers.errors import ParameterError
 from samplers.gof import goodness_of_fit
+from samplers.memory import check_fits
 from samplers.lang.exact import fraction_str
 from verifiers.backends import get_backend
 
@@ -28,7 +29,8 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, default=None, help="numba threads (default: all)")
     p.add_argument("--exact", action="store_true",
                    help="also show exact probabilities and a chi-square test against them")
-    p.set_defaults(run=run)
+    add_time_budget(p)
+    p.set_defaults(run=time_limited(run))
 
 
 def _float_summary(samples: np.ndarray) -> list[dict[str, Any]]:
@@ -51,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
     program = mech.trace(**params)
     x = program.domain.check(parse_input(args.input))
     backend = get_backend(program) if args.exact else None  # refuse continuous noise up front
+    # the outputs, then their counting (a sorted copy and its keys)
+    check_fits(3 * 8 * args.samples * len(program.outputs), f"-n {args.samples} samples of {mech.name}",
+               "lower -n/--samples")
     t0 = time.perf_counter()
     sampler = compile_sampler(program)
     sampler.warm_up()
