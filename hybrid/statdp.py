@@ -29,6 +29,8 @@ from hybrid.fisher import approximate_z, stratified_uniforms, thinned_pvalues, t
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
 from hybrid.timing import sample_timed
+from samplers import deadline
+from samplers.deadline import TimeLimitReached
 from samplers.errors import ParameterError
 
 Progress = Callable[[str], None]
@@ -65,6 +67,7 @@ class Interval:
     accepted: Detection | None  # the detection at ``hi``
     alpha: float
     probes: list[Detection] = field(default_factory=list)
+    stopped: str | None = None  # the time limit that ended the bisection early, if any
 
 
 class StatDPTester:
@@ -101,6 +104,7 @@ class StatDPTester:
 
     # -- batches ----------------------------------------------------------------------------
     def _sample(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
+        deadline.check("while sampling for the StatDP test")
         return sample_timed(self.sampler, x, n, seed, self.timings)
 
     def selection(self) -> tuple[Candidates, np.ndarray]:
@@ -111,6 +115,7 @@ class StatDPTester:
                 self.progress(f"selecting events on pair {i + 1}/{len(self.pairs)}")
                 sx = self._sample(pair.x, self.n_select, derive_seed(self.seed, i, 0))
                 sy = self._sample(pair.x_prime, self.n_select, derive_seed(self.seed, i, 1))
+                deadline.check("while selecting StatDP events")
                 t = time.perf_counter()
                 cands = self._candidates(sx, sy)
                 self.timings["select"] += time.perf_counter() - t
@@ -173,6 +178,7 @@ class StatDPTester:
         """StatDP's ``detect_counterexample`` at one eps: select, then test on fresh samples."""
         if not eps >= 0:
             raise ParameterError(f"eps must be non-negative, got {eps}")
+        deadline.check("before a StatDP probe")
         pair, event, p_sel = self.select(eps)
         self.progress(f"testing eps = {eps:.4g}")
         return self.test(eps, pair, event, p_sel)
@@ -188,25 +194,31 @@ class StatDPTester:
         ``lo`` is the largest eps rejected at level ``alpha`` and ``hi`` the smallest not
         rejected, each with its detection (StatDP-Fixed's exponential and binary search).
         Every probe is a separate test at level alpha; the interval is a statistical
-        statement, not a certificate.
+        statement, not a certificate.  When the time limit in force passes after the
+        first probe, the interval found so far is returned, ``stopped`` saying so.
         """
         probes: list[Detection] = []
         lo, hi, rej, acc = 0.0, math.inf, None, None
         eps = start
-        while eps <= max_eps:
-            d = self.detect(eps)
-            probes.append(d)
-            if d.p_value <= alpha:
-                lo, rej, eps = eps, d, eps * 2
-            else:
-                hi, acc = eps, d
-                break
-        while hi < math.inf and hi - lo > precision:
-            mid = (lo + hi) / 2
-            d = self.detect(mid)
-            probes.append(d)
-            if d.p_value <= alpha:
-                lo, rej = mid, d
-            else:
-                hi, acc = mid, d
+        try:
+            while eps <= max_eps:
+                d = self.detect(eps)
+                probes.append(d)
+                if d.p_value <= alpha:
+                    lo, rej, eps = eps, d, eps * 2
+                else:
+                    hi, acc = eps, d
+                    break
+            while hi < math.inf and hi - lo > precision:
+                mid = (lo + hi) / 2
+                d = self.detect(mid)
+                probes.append(d)
+                if d.p_value <= alpha:
+                    lo, rej = mid, d
+                else:
+                    hi, acc = mid, d
+        except TimeLimitReached as e:
+            if not probes:
+                raise
+            return Interval(lo, hi, rej, acc, alpha, probes, stopped=f"{e} after {len(probes)} StatDP probes")
         return Interval(lo, hi, rej, acc, alpha, probes)

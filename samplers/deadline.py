@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import time
 from contextvars import ContextVar
 from typing import Iterator
@@ -46,13 +47,16 @@ def check_seconds(seconds: float, what: str = "the time budget") -> float:
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
-    """Run the block under a deadline ``seconds`` from now (None: no new limit)."""
+def time_limit(seconds: float | None, *, spent: float = 0.0) -> Iterator[None]:
+    """Run the block under a deadline ``seconds - spent`` from now (None: no new limit).
+
+    ``spent`` is time already used against this budget (a command's start-up).
+    """
     if seconds is None:
         yield
         return
     seconds = check_seconds(seconds)
-    end = time.perf_counter() + seconds
+    end = time.perf_counter() + seconds - spent
     tokens = []
     if end < _deadline.get():
         tokens = [(_deadline, _deadline.set(end)), (_budget, _budget.set(seconds))]
@@ -61,6 +65,22 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     finally:
         for var, token in reversed(tokens):
             var.reset(token)
+
+
+def process_elapsed() -> float:
+    """Seconds since this process started (0 where the system does not say).
+
+    A command's time budget counts from its start, imports included, so what the user
+    measures with a stopwatch is what the budget bounds.
+    """
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def remaining() -> float:

@@ -17,7 +17,7 @@ from samplers import deadline
 
 Combine = Callable[[list[Any]], Any]
 Expand = Callable[[Hashable], tuple[Sequence[Hashable], Combine]]
-CLOCK_EVERY = 4096
+CLOCK_EVERY = 512
 
 
 def memo_eval(root: Hashable, expand: Expand, memo: dict[Hashable, Any]) -> Any:
