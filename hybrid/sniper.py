@@ -53,6 +53,7 @@ NATURAL = 20  # block boundaries of tied scores offered as levels
 MIN_TAIL = 100  # a level c needs c * n_threshold >= MIN_TAIL threshold samples
 RECHECK = 3  # pairs re-checked on a larger sample before the final stage
 SIGMA = 0.0228  # one-sided level of a two-sigma bound
+PROBE = 20_000  # training rows looked at to decide whether merging identical rows pays
 STAGE_MIN, STAGE_MAX = 10_000, 1_000_000  # per-input sizes of the selection stages (attack_sizes)
 SELECTION_RESERVE = 0.5  # under a time limit, start no new pair once less than this share is left
 TRAIN, THRESHOLD, CHECK, RECHECK_STAGE, FINAL = 0, 3, 4, 6, 7  # stage codes in the seeds
@@ -96,9 +97,10 @@ class SniperResult:
 
 def _compress(X: np.ndarray, y: np.ndarray, max_fit: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Training rows with weights: identical rows merged (discrete outputs), else a subsample."""
-    Xy = np.ascontiguousarray(np.column_stack([X, y]))
-    keys = row_keys(Xy.view(np.int64))
-    if len(np.unique(keys[:20_000])) <= min(max_fit, 10_000):
+    head = np.ascontiguousarray(np.column_stack([X[:PROBE], y[:PROBE]]))
+    if len(np.unique(row_keys(head.view(np.int64)))) <= min(max_fit, 10_000):  # few distinct rows: merge them
+        Xy = np.ascontiguousarray(np.column_stack([X, y]))
+        keys = row_keys(Xy.view(np.int64))
         uniq, inv = np.unique(keys, return_inverse=True)
         first = np.empty(len(uniq), dtype=np.int64)
         first[inv[::-1]] = np.arange(len(keys) - 1, -1, -1)
@@ -112,6 +114,13 @@ def _compress(X: np.ndarray, y: np.ndarray, max_fit: int, seed: int) -> tuple[np
 
 
 def _fit(classifier: str, X: np.ndarray, y: np.ndarray, seed: int, max_fit: int) -> Model:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):  # memory-bound on 2-column..20-column data: threads only contend
+        return _fit_serial(classifier, X, y, seed, max_fit)
+
+
+def _fit_serial(classifier: str, X: np.ndarray, y: np.ndarray, seed: int, max_fit: int) -> Model:
     from sklearn.linear_model import LogisticRegression
     from sklearn.neural_network import MLPClassifier
     from sklearn.preprocessing import StandardScaler
@@ -179,14 +188,18 @@ class _Hits:
 
     def add(self, scores: np.ndarray, counts: np.ndarray | None = None) -> None:
         """Outputs with these scores (each ``counts`` times; once when None)."""
-        order = np.argsort(scores, kind="stable")
-        s = scores[order]
-        c = np.ones(len(s), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)[order]
-        cum = np.concatenate([[0], np.cumsum(c)])
-        right = cum[np.searchsorted(s, self.t, "right")]
-        left = cum[np.searchsorted(s, self.t, "left")]
-        self.k += (cum[-1] - right) + self.rng.binomial(right - left, np.clip(self.q, 0.0, 1.0))
-        self.n += int(cum[-1])
+        if counts is None:
+            s = np.sort(scores)
+            right, left = np.searchsorted(s, self.t, "right"), np.searchsorted(s, self.t, "left")
+            total = len(s)
+        else:
+            order = np.argsort(scores, kind="stable")
+            s = scores[order]
+            cum = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64)[order])])
+            right, left = cum[np.searchsorted(s, self.t, "right")], cum[np.searchsorted(s, self.t, "left")]
+            total = int(cum[-1])
+        self.k += (total - right) + self.rng.binomial(right - left, np.clip(self.q, 0.0, 1.0))
+        self.n += total
 
 
 def attack_sizes(total: int, inputs: int) -> dict[str, int]:

@@ -32,6 +32,7 @@ from hybrid.timing import sample_timed
 from samplers import deadline
 from samplers.deadline import TimeLimitReached
 from samplers.errors import ParameterError
+from samplers.memory import check_fits
 
 Progress = Callable[[str], None]
 RARE = 0.001  # StatDP: an event needs cx + cy > RARE * n * e^eps hits on the first batch
@@ -88,6 +89,9 @@ class StatDPTester:
     ) -> None:
         if n_select < 1 or n_test < 1:
             raise ParameterError(f"sample sizes must be positive, got {n_select} and {n_test}")
+        # both inputs' batches of a pair, and as much again while counting events
+        check_fits(4 * (n_select + n_test) * 8 * getattr(sampler, "arity", 1),
+                   f"StatDP batches of {n_select} + {n_test} samples per input", "ask for fewer samples (--samples)")
         self.sampler = sampler
         self.pairs = list(pairs) if pairs is not None else pattern_pairs(sampler.domain, sampler.neighbours)
         if not self.pairs:

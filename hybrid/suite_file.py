@@ -7,13 +7,17 @@ A suite is a TOML or JSON file (the built-in ones live in ``hybrid/suites/``):
     name = "mine"
     [defaults]            # optional: applied to every entry
     precision = 1e-3
-    budget = 120          # seconds per entry
-    samples = 20000000    # testers' sample budget (optional)
+    budget = 600          # seconds per entry: a safety limit, never what decides a result
+    samples = 20000000    # testers' sample budget, a count: it decides the result (optional)
     [[entry]]
     mechanism = "noisy_max_geom"
     params = { m = 5, a = "1/2" }
     claimed_eps = 1.0     # optional
     reference = { exact_ratio = "288/73" }   # optional published/known values
+
+Results are decided by counts (``samples``, and the search's other count budgets), so
+an entry gives the same bound on any machine, busy or not; ``budget`` only stops an
+entry that overruns, and the row then says so in ``limits_hit``.
 
 Every entry gets a stable ``id`` (given, or derived from mechanism, parameters and
 claim) that results are keyed by, so an interrupted run can resume.
@@ -33,7 +37,7 @@ from samplers.errors import DPHybridError
 
 BUILTIN = ("discrete", "statdp", "dpsniper")
 DEFAULT_PRECISION = 1e-3
-DEFAULT_BUDGET = 300.0
+DEFAULT_BUDGET = 600.0  # seconds: a safety limit per entry
 
 
 class SuiteError(DPHybridError):
@@ -49,7 +53,7 @@ class Entry:
     params: dict[str, Any] = field(default_factory=dict)
     claimed_eps: float | None = None
     precision: float = DEFAULT_PRECISION
-    budget: float = DEFAULT_BUDGET
+    budget: float = DEFAULT_BUDGET  # seconds, a safety limit
     seed: int = 0
     samples: int | None = None  # the testers' sample budget (None: the search's default)
     reference: dict[str, Any] = field(default_factory=dict)

@@ -63,7 +63,8 @@ def statdp_interval(sampler: Any, *, samples: int = 500_000, alpha: float = 0.05
     cand = _candidate(sampler, best, (iv.lo, iv.hi), "statdp") if best else None
     return StatResult("statdp", cand, iv.lo, 1 - alpha, seed, samples,
                       {**tester.timings, "total": time.perf_counter() - t0}, precision=precision,
-                      extra={"alpha": alpha, "probes": [p.to_json() for p in iv.probes]})
+                      extra={"alpha": alpha, "probes": [p.to_json() for p in iv.probes],
+                             "limits_hit": [iv.stopped] if iv.stopped else []})
 
 
 def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: float = 0.9, seed: int = 0,

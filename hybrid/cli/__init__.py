@@ -12,6 +12,7 @@ import importlib
 import sys
 from typing import Sequence
 
+from samplers.deadline import process_elapsed
 from samplers.errors import DPHybridError
 
 COMMANDS = ["listing", "sample", "dist", "testing", "estimate", "verify", "accuracy", "search", "certify",
@@ -39,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dphybrid`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.startup = process_elapsed() if argv is None else 0.0  # a command's time budget counts its start-up
     try:
         return int(args.run(args) or 0)
     except DPHybridError as e:

@@ -9,7 +9,7 @@ import sys
 from typing import Any, Callable
 
 from samplers import catalogue
-from samplers.deadline import TimeLimitReached, check_seconds, process_elapsed, time_limit
+from samplers.deadline import TimeLimitReached, check_seconds, time_limit
 from samplers.errors import DomainError, ParameterError
 from samplers.lang.mechanism import Mechanism
 
@@ -70,14 +70,14 @@ def add_time_budget(p: argparse.ArgumentParser, default: float = DEFAULT_TIME_BU
 
 
 def time_limited(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Run a command under its ``--time-budget``, counted from the process's start (imports too);
-    stopped with nothing to show, it says so (exit 3)."""
+    """Run a command under its ``--time-budget``, counted from the command's start (``args.startup``:
+    the process's start-up, imports included); stopped with nothing to show, it says so (exit 3)."""
 
     @functools.wraps(run)
     def limited(args: argparse.Namespace) -> int:
         seconds = check_seconds(args.time_budget, "--time-budget")
         try:
-            with time_limit(seconds, spent=process_elapsed()):
+            with time_limit(seconds, spent=getattr(args, "startup", 0.0)):
                 return run(args)
         except TimeLimitReached as e:
             sys.stderr.write(f"dphybrid: {e}; no result (raise --time-budget)\n")
