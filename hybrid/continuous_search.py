@@ -37,7 +37,7 @@ from hybrid.formats import output_to_json
 from hybrid.inputs import Pair, coordinate_moves, random_pair
 from hybrid.numeric_events import EventTuner
 from hybrid.regions import symbolic
-from hybrid.search import SearchResult, _Search, _statistical
+from hybrid.search import SearchResult, _confidence, _one_sided, _Search, _statistical
 from hybrid.seeds import derive_seed
 from samplers.compile import compile_sampler
 from samplers.errors import LimitExceeded, UnsupportedByBackend
@@ -94,7 +94,7 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
     result = SearchResult(
         mechanism=program.name, params=program.param_dict, certified=True, eps_lower=lower, ratio=ratio.lo,
         witness=s._witness(program, best.pair, []) | {"event": event}, backend=backend.name,
-        precision=s.precision, seed=s.seed, stat_interval=[interval.lo, interval.hi], bracket=list(bracket),
+        precision=s.precision, seed=s.seed, stat_interval=_one_sided(interval), stat_confidence=_confidence(interval), bracket=list(bracket),
         claimed_eps=s.claimed, candidates=run.table,
         pvalue_curve=[(d.eps, d.p_value) for d in interval.probes],
         note=f"{program.name} draws continuous noise: {SEMANTICS}",

@@ -37,9 +37,10 @@ from hybrid.formats import output_to_json, params_to_json, value_to_json
 from hybrid.inputs import Pair, coordinate_moves, pattern_pairs, random_pair
 from hybrid.seeds import derive_seed
 from hybrid.statdp import StatDPTester
-from samplers import catalogue
+from samplers import catalogue, deadline
 from samplers.compile import compile_sampler
-from samplers.errors import ParameterError
+from samplers.deadline import TimeLimitReached
+from samplers.errors import BudgetExceeded, ParameterError
 from samplers.seed import check_seed
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
@@ -61,10 +62,15 @@ SCREENED = 4  # StatDP patterns (each in both orders) the attack trains on, best
 
 @dataclass
 class Budget:
-    """Explicit limits of one search; hitting one is reported in the result."""
+    """Explicit limits of one search; hitting one is reported in the result.
 
-    time: float = 300.0  # seconds for the whole search
-    samples: int = 20_000_000  # mechanism outputs drawn by the testers
+    Every field but ``time`` is a count and decides the result, so a seed gives the
+    same result on any machine; ``time`` is a safety limit (:mod:`samplers.deadline`)
+    that stops whatever stage is running and says so in ``limits_hit``.
+    """
+
+    time: float = 300.0  # seconds for the whole search: a safety limit only
+    samples: int = 20_000_000  # testers' budget: StatDP's pairs share half, the attack draws it all
     global_pairs: int = 20_000  # run the global verification only up to this many neighbour pairs
     local_steps: int = 300  # exact pair evaluations in the local search
     explore: int = 32  # random neighbour pairs evaluated exactly besides the tested ones
@@ -137,11 +143,10 @@ class SearchResult:
 
 
 class _Clock:
-    """Per-stage timings and the overall deadline."""
+    """Per-stage timings; whether the time limit in force (:mod:`samplers.deadline`) has passed."""
 
-    def __init__(self, limit: float) -> None:
+    def __init__(self) -> None:
         self.start = time.perf_counter()
-        self.deadline = self.start + limit
         self.timings: dict[str, float] = {}
         self._stage: tuple[str, float] | None = None
 
@@ -159,7 +164,7 @@ class _Clock:
 
     @property
     def expired(self) -> bool:
-        return time.perf_counter() > self.deadline
+        return deadline.expired()
 
 
 class _Search:
@@ -175,10 +180,30 @@ class _Search:
         self.backend_name = backend
         self.global_check = global_check
         self.say = progress
-        self.clock = _Clock(budget.time)
+        self.clock = _Clock()
         self.queries = 0
         self.samples = 0
         self.limits: list[str] = []
+        self.stat_scores: dict[tuple, float] = {}
+
+    def sampler(self, program: Program) -> Any:
+        """The compiled, warmed-up sampler; None when the JIT cannot finish within the time budget."""
+        try:
+            sampler = compile_sampler(program)
+            sampler.warm_up()
+            return sampler
+        except TimeLimitReached as e:
+            self.limits.append(f"no testing: {e}")
+            return None
+
+    def propose_in_time(self, sampler: Any) -> tuple[list[Pair], Any]:
+        """:meth:`propose`, or the untested StatDP patterns (and no interval) without a sampler or time."""
+        if sampler is not None:
+            try:
+                return self.propose(sampler)
+            except TimeLimitReached as e:
+                self.limits.append(f"testing stopped: {e}")
+        return pattern_pairs(self.program.domain, self.program.neighbours), None
 
     # -- helpers ---------------------------------------------------------------------------
     def _exact(self, program: Program) -> ExactBackend:
@@ -220,6 +245,8 @@ class _Search:
         tester = StatDPTester(sampler, pairs=pairs, n_select=n_select, n_test=n_test,
                               seed=derive_seed(self.seed, 12), progress=self.say)
         interval = tester.interval(precision=max(self.precision, 0.02))
+        if interval.stopped:
+            self.limits.append(interval.stopped)
         self.samples += 2 * n_select * len(pairs) + 2 * n_test * len(tester._fresh)
         ranked = _rank_pairs(pairs, *tester.selection(), n_select, interval.lo)
         self.stat_scores = {(p.x, p.x_prime): score for p, score in ranked}
@@ -240,12 +267,17 @@ class _Search:
             except ValueError:
                 break
         out: dict[tuple, Candidate] = {}
-        for p in pairs[:keep] + explore:
-            for q in (p, p.swapped()):
-                if (q.x, q.x_prime) in out or not exact.program.neighbours.contains(q.x, q.x_prime):
-                    continue
-                r, o = self._pair_level(exact, q)
-                out[(q.x, q.x_prime)] = Candidate(q, self.stat_scores.get((q.x, q.x_prime), math.nan), r, o)
+        try:
+            for p in pairs[:keep] + explore:
+                for q in (p, p.swapped()):
+                    if (q.x, q.x_prime) in out or not exact.program.neighbours.contains(q.x, q.x_prime):
+                        continue
+                    r, o = self._pair_level(exact, q)
+                    out[(q.x, q.x_prime)] = Candidate(q, self.stat_scores.get((q.x, q.x_prime), math.nan), r, o)
+        except TimeLimitReached as e:
+            if not out:
+                raise
+            self.limits.append(f"{e}: {len(out)} pairs certified")
         return sorted(out.values(), key=lambda c: -c.ratio)
 
     def improve(self, exact: ExactBackend, best: Candidate) -> Candidate:
@@ -254,20 +286,24 @@ class _Search:
         tried = {best.key()}
         evaluations = 0
         improved = True
-        while improved and best.ratio != INF:
-            improved = False
-            for move in coordinate_moves(best.pair, program.domain, program.neighbours):
-                if (move.x, move.x_prime) in tried:
-                    continue
-                if evaluations >= self.budget.local_steps or self.clock.expired:
-                    self.limits.append(f"local search stopped after {evaluations} exact evaluations")
-                    return best
-                tried.add((move.x, move.x_prime))
-                evaluations += 1
-                r, o = self._pair_level(exact, move)
-                if r > best.ratio:
-                    best, improved = Candidate(move, math.nan, r, o), True
-                    break
+        try:
+            while improved and best.ratio != INF:
+                improved = False
+                for move in coordinate_moves(best.pair, program.domain, program.neighbours):
+                    if (move.x, move.x_prime) in tried:
+                        continue
+                    if evaluations >= self.budget.local_steps:
+                        self.limits.append(f"local search stopped after {evaluations} exact evaluations "
+                                           "(local_steps budget)")
+                        return best
+                    tried.add((move.x, move.x_prime))
+                    evaluations += 1
+                    r, o = self._pair_level(exact, move)
+                    if r > best.ratio:
+                        best, improved = Candidate(move, math.nan, r, o), True
+                        break
+        except TimeLimitReached as e:
+            self.limits.append(f"{e}: local search stopped after {evaluations} exact evaluations")
         return best
 
     def bisect(self, exact: ExactBackend, best: Candidate, interval: Any) -> tuple[list[float], Any]:
@@ -275,11 +311,15 @@ class _Search:
         oracle = self._oracle(exact, best.pair)
         lo = interval.lo if interval is not None else 0.0
         hi = interval.hi if interval is not None else INF
-        if lo > 0 and oracle(exp_bracket(lo)[1]) is None:
-            lo = 0.0  # the tester's lower end is not certified on this pair
-        if hi != INF and oracle(exp_bracket(hi)[0]) is not None:
-            hi = INF  # nor its upper end
-        b = bisect_epsilon(oracle, lo, hi, self.precision, witness=best.output)
+        try:
+            if lo > 0 and oracle(exp_bracket(lo)[1]) is None:
+                lo = 0.0  # the tester's lower end is not certified on this pair
+            if hi != INF and oracle(exp_bracket(hi)[0]) is not None:
+                hi = INF  # nor its upper end
+            b = bisect_epsilon(oracle, lo, hi, self.precision, witness=best.output)
+        except TimeLimitReached as e:  # the pair's exact level, certified already, brackets it
+            self.limits.append(f"{e}: no bisection, the pair's certified level instead")
+            return [eps_lower(best.ratio), eps_upper(best.ratio)], best.output
         return [b.lo, b.hi], b.witness
 
     def global_verify(self, exact: ExactBackend) -> Any:
@@ -290,8 +330,14 @@ class _Search:
         if self.global_check is None and pairs > limit:
             self.limits.append(f"global verification skipped: more than {limit} neighbour pairs")
             return None
-        g = exact.global_epsilon()
+        try:
+            g = exact.global_epsilon()
+        except BudgetExceeded as e:
+            self.limits.append(f"global verification stopped: {e}")
+            return None
         self.queries += g.pairs
+        if not g.complete:
+            self.limits.append(f"global verification incomplete: {g.stopped}")
         return g
 
 
@@ -335,7 +381,9 @@ def search(
     """Find a certified lower bound on epsilon (see the module docstring).
 
     ``global_check`` None decides by size (``budget.global_pairs``); ``time_budget``
-    overrides ``budget.time``.
+    overrides ``budget.time``, a safety limit: a stage it stops gives a partial result
+    that says so in ``limits_hit`` (the best certified pair so far, or the testers'
+    statistical bound when no exact answer came in time).
     """
     if not precision > 0:
         raise ParameterError(f"precision must be positive, got {precision}")
@@ -347,41 +395,47 @@ def search(
     budget = budget or Budget()
     if time_budget is not None:
         budget.time = float(time_budget)
-    program = mech.trace(**(params or {})) if isinstance(mech, Mechanism) else mech
-    if not isinstance(mech, Mechanism) and params:
-        raise ParameterError("parameters cannot be given with an already traced program")
-    if program.continuous and backend not in ("auto", "continuous"):  # a discrete backend cannot run it
-        refuse_continuous(program, backend)
-    s = _Search(program, precision=precision, claimed_eps=claimed_eps, seed=seed, budget=budget,
-                backend=backend, global_check=global_check, progress=progress or (lambda m: None))
-    if program.continuous or backend == "continuous":
-        from hybrid.continuous_search import continuous_search
+    with deadline.time_limit(budget.time):
+        program = mech.trace(**(params or {})) if isinstance(mech, Mechanism) else mech
+        if not isinstance(mech, Mechanism) and params:
+            raise ParameterError("parameters cannot be given with an already traced program")
+        if program.continuous and backend not in ("auto", "continuous"):  # a discrete backend cannot run it
+            refuse_continuous(program, backend)
+        s = _Search(program, precision=precision, claimed_eps=claimed_eps, seed=seed, budget=budget,
+                    backend=backend, global_check=global_check, progress=progress or (lambda m: None))
+        if program.continuous or backend == "continuous":
+            from hybrid.continuous_search import continuous_search
 
-        return continuous_search(s, program)
-    return _discrete(s, program, mech if isinstance(mech, Mechanism) else None)
+            return continuous_search(s, program)
+        return _discrete(s, program, mech if isinstance(mech, Mechanism) else None)
 
 
 def _discrete(s: _Search, program: Program, mech: Mechanism | None) -> SearchResult:
     clock = s.clock
     clock.stage("compile")
     exact = s._exact(program)
-    sampler = compile_sampler(program)
-    sampler.warm_up()
+    sampler = s.sampler(program)
     clock.stage("propose")
     s.say("testing candidate pairs")
-    pairs, interval = s.propose(sampler)
+    pairs, interval = s.propose_in_time(sampler)
     clock.stage("certify")
     s.say("certifying the best pairs exactly")
-    cands = s.certify(exact, pairs)
+    try:
+        cands = s.certify(exact, pairs)
+    except (TimeLimitReached, BudgetExceeded) as e:  # no exact answer at all: what testing found
+        return _uncertified(s, program, interval, f"no exact result ({e})")
     # the tester's own event, certified as proposed
     proposed = None
-    if interval.rejected is not None:
+    if interval is not None and interval.rejected is not None:
         d = interval.rejected
         proposed = {"x": list(d.pair.x), "x_prime": list(d.pair.x_prime), "event": d.event.describe(),
                     "p_value": d.p_value, "eps": d.eps, "ratio": None}
         if program.output_space <= EVENT_OUTPUTS:
-            s.queries += 1
-            proposed["ratio"] = ratio_str(exact.witness_ratio(d.pair.x, d.pair.x_prime, d.event))
+            try:
+                proposed["ratio"] = ratio_str(exact.witness_ratio(d.pair.x, d.pair.x_prime, d.event))
+                s.queries += 1
+            except TimeLimitReached as e:
+                s.limits.append(f"{e}: the tester's event was not weighed")
         else:  # a feature event is a predicate: weighing it lists every output
             proposed["note"] = (f"event not weighed: up to {program.output_space} outputs; "
                                 "the pair's exact level is certified instead")
@@ -391,8 +445,11 @@ def _discrete(s: _Search, program: Program, mech: Mechanism | None) -> SearchRes
     s.say("bisecting epsilon with the exact oracle")
     bracket, out = s.bisect(exact, best, interval)
     out = out if out is not None else best.output
-    witness_ratio = exact.witness_ratio(best.pair.x, best.pair.x_prime, [out]) if out is not None else Fraction(0)
-    s.queries += 1
+    try:
+        witness_ratio = exact.witness_ratio(best.pair.x, best.pair.x_prime, [out]) if out is not None else Fraction(0)
+        s.queries += 1
+    except TimeLimitReached:  # the pair's level, certified already, is that of its own output
+        out, witness_ratio = best.output, best.ratio
     lower = eps_lower(witness_ratio) if witness_ratio else 0.0
     bracket[0] = max(bracket[0], lower) if lower != INF else INF
     clock.stage("global")
@@ -400,22 +457,22 @@ def _discrete(s: _Search, program: Program, mech: Mechanism | None) -> SearchRes
     result_ratio, witness = witness_ratio, s._witness(program, best.pair, [out] if out is not None else [])
     eps_up, proved = None, None
     if g is not None:
-        eps_up = g.eps_upper
         if g.ratio > result_ratio:  # a better pair: its exact level is known, so is its bracket
             result_ratio, lower = g.ratio, g.eps_lower
-            witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [g.output])
-            bracket = [g.eps_lower, g.eps_upper]
-        if s.claimed is not None:
-            proved = within_exp(g.ratio, s.claimed)
+            witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [] if g.output is None else [g.output])
+            bracket = [g.eps_lower, eps_upper(g.ratio)]
+        if g.complete:
+            eps_up = g.eps_upper
+            if s.claimed is not None:
+                proved = within_exp(g.ratio, s.claimed)
     result = SearchResult(
         mechanism=program.name, params=program.param_dict, certified=True, eps_lower=lower,
         ratio=result_ratio, witness=witness, backend=exact.name, precision=s.precision, seed=s.seed,
-        stat_interval=interval.one_sided, stat_confidence=1 - interval.alpha, bracket=bracket,
-        eps_upper=eps_up, proved_dp=proved,
-        claimed_eps=s.claimed,
+        stat_interval=_one_sided(interval), stat_confidence=_confidence(interval), bracket=bracket,
+        eps_upper=eps_up, proved_dp=proved, claimed_eps=s.claimed,
         candidates=[{"x": list(c.pair.x), "x_prime": list(c.pair.x_prime), "origin": c.pair.origin,
                      "ratio": ratio_str(c.ratio), "output": output_to_json(c.output)} for c in cands],
-        pvalue_curve=[(d.eps, d.p_value) for d in interval.probes],
+        pvalue_curve=[] if interval is None else [(d.eps, d.p_value) for d in interval.probes],
     )
     if proposed is not None:
         result.candidates.insert(0, {"proposed_by": "statdp", **proposed})
@@ -427,11 +484,44 @@ def _discrete(s: _Search, program: Program, mech: Mechanism | None) -> SearchRes
     elif length is not None and s.claimed is not None:
         clock.stage("grow")
         _grow(s, mech, program, length, result)
+    return _finish(s, result)
+
+
+def _finish(s: _Search, result: SearchResult) -> SearchResult:
+    """Counts, the limits hit (the time budget named once) and the timings."""
     result.samples, result.exact_queries, result.limits_hit = s.samples, s.queries, s.limits
-    if clock.expired:
+    if s.clock.expired and not any("time budget" in lim for lim in s.limits):
         result.limits_hit.append(f"time budget of {s.budget.time:g} s reached")
-    result.timings = clock.done()
+    result.timings = s.clock.done()
     return result
+
+
+def _uncertified(s: _Search, program: Program, interval: Any, why: str) -> SearchResult:
+    """Testing's one-sided bound as a statistical result, when no exact answer came in time."""
+    s.limits.append(why)
+    b = None if interval is None else interval.lower
+    witness = None if b is None else {"mechanism": program.name, "params": params_to_json(program.param_dict),
+                                      "x": list(b.pair.x), "x_prime": list(b.pair.x_prime),
+                                      "event": b.event.to_json()}
+    result = SearchResult(
+        mechanism=program.name, params=program.param_dict, certified=False,
+        eps_lower=0.0 if b is None else b.eps_lower, ratio=None, witness=witness, backend=None,
+        precision=s.precision, seed=s.seed, claimed_eps=s.claimed,
+        stat_interval=_one_sided(interval), stat_confidence=_confidence(interval),
+        note=(f"{why}: eps_lower is testing's one-sided bound at confidence {b.confidence:g}, not certified"
+              if b is not None else f"{why}: no bound (testing did not finish either)"),
+        pvalue_curve=[] if interval is None else [(p.eps, p.p_value) for p in interval.probes],
+    )
+    return _finish(s, result)
+
+
+def _one_sided(interval: Any) -> list[float] | None:
+    """What testing alone states: ``[bound, inf]`` (None when testing did not run)."""
+    return None if interval is None else interval.one_sided
+
+
+def _confidence(interval: Any) -> float | None:
+    return None if interval is None else 1 - interval.alpha
 
 
 def _extensions(pair: Pair, length: int) -> list[Pair]:
@@ -460,11 +550,15 @@ def _grow(s: _Search, mech: Mechanism, program: Program, length: str, result: Se
             s.limits.append(f"time budget reached while growing {length} (at {length}={n})")
             return
         params[length] = n
-        prog = mech.trace(**params)
-        exact = s._exact(prog)
-        cands = _extensions(best_pair, n) + pattern_pairs(prog.domain, prog.neighbours)
-        scored = [Candidate(p, math.nan, *s._pair_level(exact, p)) for p in cands
-                  if prog.neighbours.contains(p.x, p.x_prime)]
+        try:
+            prog = mech.trace(**params)
+            exact = s._exact(prog)
+            cands = _extensions(best_pair, n) + pattern_pairs(prog.domain, prog.neighbours)
+            scored = [Candidate(p, math.nan, *s._pair_level(exact, p)) for p in cands
+                      if prog.neighbours.contains(p.x, p.x_prime)]
+        except (TimeLimitReached, BudgetExceeded) as e:
+            s.limits.append(f"{e} while growing {length} (at {length}={n})")
+            return
         best = max(scored, key=lambda c: c.ratio)
         best = s.improve(exact, best)
         best_pair = best.pair
@@ -487,36 +581,34 @@ def _statistical(s: _Search, program: Program) -> SearchResult:
     from hybrid.testing import sniper_estimate
 
     s.clock.stage("compile")
-    sampler = compile_sampler(program)
-    sampler.warm_up()
+    sampler = s.sampler(program)
+    if sampler is None:
+        return _uncertified(s, program, None, "the sampler could not be compiled in time")
     s.clock.stage("propose")
     s.say("testing candidate pairs")
-    ranked, interval = s.propose(sampler)
+    ranked, interval = s.propose_in_time(sampler)
     patterns = [p for p in ranked if not p.origin.startswith("random")]
     # the attack trains on the patterns testing ranks best, each in both orders
     attack_pairs = list({(q.x, q.x_prime): q for p in patterns[:SCREENED] for q in (p, p.swapped())}.values())
     s.clock.stage("estimate")
-    remaining = s.clock.deadline - time.perf_counter()
-    est = sniper_estimate(sampler, samples=s.budget.samples, seed=derive_seed(s.seed, 22), progress=s.say,
-                          pairs=attack_pairs, time_budget=max(1.0, 0.95 * remaining))
+    try:
+        est = sniper_estimate(sampler, samples=s.budget.samples, seed=derive_seed(s.seed, 22), progress=s.say,
+                              pairs=attack_pairs)
+    except TimeLimitReached as e:
+        return _uncertified(s, program, interval, f"the attack did not train a pair ({e})")
+    s.samples += est.extra["outputs_drawn"]
+    s.limits.extend(est.extra["limits_hit"])
     result = SearchResult(
         mechanism=program.name, params=program.param_dict, certified=False, eps_lower=est.eps_lower,
         ratio=None, witness=est.candidate.witness() if est.candidate else None, backend=None,
-        precision=s.precision, seed=s.seed, stat_interval=interval.one_sided,
-        stat_confidence=1 - interval.alpha, claimed_eps=s.claimed,
+        precision=s.precision, seed=s.seed, claimed_eps=s.claimed,
+        stat_interval=_one_sided(interval), stat_confidence=_confidence(interval),
         candidates=[est.candidate.to_json()] if est.candidate else [],
-        samples=s.samples + est.extra["outputs_drawn"],
         note=(f"{program.name} draws continuous noise, which no exact backend supports: eps_lower is the "
               f"attack's bound at confidence {est.confidence:g}; stat_interval is the StatDP-style bound at confidence "
-              f"{1 - interval.alpha:g}"),
-        pvalue_curve=[(d.eps, d.p_value) for d in interval.probes],
+              f"{_confidence(interval)}"),
+        pvalue_curve=[] if interval is None else [(d.eps, d.p_value) for d in interval.probes],
     )
-    if est.extra.get("time_budget_truncated"):
-        s.limits.append("time budget shrank the attack's final sample")
-    if s.clock.expired:  # training and checking every pair is not sized to the budget, only the final sample
-        s.limits.append(f"time budget of {s.budget.time:g} s reached")
     if s.claimed is not None:
         result.refuted = est.eps_lower > s.claimed  # statistically, at the stated confidence
-    result.limits_hit = s.limits
-    result.timings = s.clock.done()
-    return result
+    return _finish(s, result)

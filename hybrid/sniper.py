@@ -9,7 +9,7 @@ For each candidate pair (x, x'):
    randomised threshold attack S(t, q) with ``P(M(x') in S) = c``;
 3. **check**: on fresh outputs of both inputs, estimate both probabilities for every c
    and predict the lower bound each (pair, c) would reach on the final sample; the
-   best few pairs are checked again on a ten times larger sample (successive halving);
+   best few pairs are checked again on a larger sample (successive halving);
 4. **final**: on fresh outputs of the best (pair, c), count hits and bound
    ``eps >= ln(CP_lower(p1)) - ln(CP_upper(p2))``, each Clopper-Pearson bound at level
    ``(1 - confidence) / 2`` (the union bound over the two probabilities).
@@ -20,6 +20,10 @@ chosen from a grid down to 1e-7, and the choice is paid for honestly: by default
 no multiplicity left), or with ``correction="bonferroni"`` every c of the grid is
 evaluated on the final sample at level ``(1 - confidence) / (2 |grid|)``.  Ties of the
 score at the threshold are kept by real coin flips, so the hit counts are binomial.
+
+Every stage's size is a count (:func:`attack_sizes` derives them from one budget), and
+each input's sample in a selection stage is drawn once and shared by every pair that
+contains it (:mod:`hybrid.draws`); only the final sample must be fresh for the bound.
 """
 
 from __future__ import annotations
@@ -33,11 +37,13 @@ import numpy as np
 
 from hybrid.attack import Attack, Model
 from hybrid.binomial import cp_lower, cp_upper, log_ratio_lower
+from hybrid.draws import Draws, Sample, as_sample, seed_of
 from hybrid.features import row_keys
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
-from hybrid.timing import sample_timed
 from hybrid.transforms import Transform, fit_transform
+from samplers import deadline
+from samplers.deadline import TimeLimitReached
 from samplers.errors import ParameterError
 
 C_GRID = (0.5, 0.45, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.02, 0.01, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7)
@@ -45,9 +51,12 @@ CLASSIFIERS = ("logistic", "mlp")
 CORRECTIONS = ("split", "bonferroni")
 NATURAL = 20  # block boundaries of tied scores offered as levels
 MIN_TAIL = 100  # a level c needs c * n_threshold >= MIN_TAIL threshold samples
-BATCH = 1 << 21
-RECHECK = 3  # pairs re-checked on a ten times larger sample before the final stage
+RECHECK = 3  # pairs re-checked on a larger sample before the final stage
 SIGMA = 0.0228  # one-sided level of a two-sigma bound
+PROBE = 20_000  # training rows looked at to decide whether merging identical rows pays
+STAGE_MIN, STAGE_MAX = 10_000, 1_000_000  # per-input sizes of the selection stages (attack_sizes)
+SELECTION_RESERVE = 0.5  # under a time limit, start no new pair once less than this share is left
+TRAIN, THRESHOLD, CHECK, RECHECK_STAGE, FINAL = 0, 3, 4, 6, 7  # stage codes in the seeds
 
 
 def eps_bounds(k1: int, n1: int, k2: int, n2: int, alpha: float) -> tuple[float, float]:
@@ -81,13 +90,15 @@ class SniperResult:
     correction: str
     pairs: list[PairReport] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    limits: list[str] = field(default_factory=list)  # what the time limit stopped, if anything
 
 
 def _compress(X: np.ndarray, y: np.ndarray, max_fit: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Training rows with weights: identical rows merged (discrete outputs), else a subsample."""
-    Xy = np.ascontiguousarray(np.column_stack([X, y]))
-    keys = row_keys(Xy.view(np.int64))
-    if len(np.unique(keys[:20_000])) <= min(max_fit, 10_000):
+    head = np.ascontiguousarray(np.column_stack([X[:PROBE], y[:PROBE]]))
+    if len(np.unique(row_keys(head.view(np.int64)))) <= min(max_fit, 10_000):  # few distinct rows: merge them
+        Xy = np.ascontiguousarray(np.column_stack([X, y]))
+        keys = row_keys(Xy.view(np.int64))
         uniq, inv = np.unique(keys, return_inverse=True)
         first = np.empty(len(uniq), dtype=np.int64)
         first[inv[::-1]] = np.arange(len(keys) - 1, -1, -1)
@@ -101,6 +112,13 @@ def _compress(X: np.ndarray, y: np.ndarray, max_fit: int, seed: int) -> tuple[np
 
 
 def _fit(classifier: str, X: np.ndarray, y: np.ndarray, seed: int, max_fit: int) -> Model:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):  # memory-bound on 2-column..20-column data: threads only contend
+        return _fit_serial(classifier, X, y, seed, max_fit)
+
+
+def _fit_serial(classifier: str, X: np.ndarray, y: np.ndarray, seed: int, max_fit: int) -> Model:
     from sklearn.linear_model import LogisticRegression
     from sklearn.neural_network import MLPClassifier
     from sklearn.preprocessing import StandardScaler
@@ -166,16 +184,48 @@ class _Hits:
         self.n = 0
         self.rng = np.random.default_rng(seed)
 
-    def add(self, scores: np.ndarray) -> None:
-        s = np.sort(scores)
-        right = np.searchsorted(s, self.t, "right")
-        left = np.searchsorted(s, self.t, "left")
-        self.k += (len(s) - right) + self.rng.binomial(right - left, np.clip(self.q, 0.0, 1.0))
-        self.n += len(s)
+    def add(self, scores: np.ndarray, counts: np.ndarray | None = None) -> None:
+        """Outputs with these scores (each ``counts`` times; once when None)."""
+        if counts is None:
+            s = np.sort(scores)
+            right, left = np.searchsorted(s, self.t, "right"), np.searchsorted(s, self.t, "left")
+            total = len(s)
+        else:
+            order = np.argsort(scores, kind="stable")
+            s = scores[order]
+            cum = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64)[order])])
+            right, left = cum[np.searchsorted(s, self.t, "right")], cum[np.searchsorted(s, self.t, "left")]
+            total = int(cum[-1])
+        self.k += (total - right) + self.rng.binomial(right - left, np.clip(self.q, 0.0, 1.0))
+        self.n += total
+
+
+def attack_sizes(total: int, inputs: int) -> dict[str, int]:
+    """Per-input sample sizes of every stage, from the whole run's budget of ``total`` outputs.
+
+    Training, thresholds and checks get ``total / (8 inputs)`` outputs per input each
+    (within :data:`STAGE_MIN` .. :data:`STAGE_MAX`), the re-check an eighth of the total
+    over the inputs it may see, and the final stage what is left, split between x and x'.
+    Every size is a count, so a seed gives the same bound on any machine.
+    """
+    stage = min(STAGE_MAX, max(STAGE_MIN, total // (8 * inputs)))
+    seen = min(inputs, 2 * RECHECK)
+    recheck = min(10 * stage, total // (8 * seen))
+    used = 3 * inputs * stage + (seen * recheck if recheck > stage else 0)
+    return {"n_train": stage, "n_threshold": stage, "n_check": stage, "n_recheck": recheck,
+            "n_final": max(STAGE_MIN, (total - used) // 2)}
 
 
 class SniperTester:
-    """The attack pipeline for one sampler (see the module docstring)."""
+    """The attack pipeline for one sampler (see the module docstring).
+
+    Every stage's size is a count of outputs per input: ``n_train``, ``n_threshold`` and
+    ``n_check`` per pair's inputs (each input's sample is drawn once and shared by the
+    pairs, :mod:`hybrid.draws`), ``n_recheck`` for the best :data:`RECHECK` pairs
+    (default ``min(n_final, 10 n_check)``) and ``n_final``.  The time limit in force
+    (:mod:`samplers.deadline`) only stops work: pairs left untrained, a final sample cut
+    short; each is named in :attr:`limits` and the bound stays valid for what was drawn.
+    """
 
     def __init__(
         self,
@@ -188,13 +238,13 @@ class SniperTester:
         max_fit: int = 2_000_000,
         n_threshold: int = 1_000_000,
         n_check: int = 1_000_000,
+        n_recheck: int | None = None,
         n_final: int = 10_000_000,
         c_grid: Sequence[float] = C_GRID,
         confidence: float = 0.9,
         correction: str = "split",
         seed: int = 0,
         progress: Callable[[str], None] | None = None,
-        time_budget: float | None = None,
     ) -> None:
         if classifier not in CLASSIFIERS:
             raise ParameterError(f"unknown classifier {classifier!r} (known: {', '.join(CLASSIFIERS)})")
@@ -202,7 +252,8 @@ class SniperTester:
             raise ParameterError(f"unknown correction {correction!r} (known: {', '.join(CORRECTIONS)})")
         if not 0 < confidence < 1:
             raise ParameterError(f"confidence must lie in (0, 1), got {confidence}")
-        if min(n_train, n_threshold, n_check, n_final) < 1:
+        n_recheck = min(n_final, 10 * n_check) if n_recheck is None else n_recheck
+        if min(n_train, n_threshold, n_check, n_recheck, n_final) < 1:
             raise ParameterError("sample sizes must be positive")
         if not c_grid or not all(0 < c < 1 for c in c_grid):
             raise ParameterError(f"every level c must lie in (0, 1), got {list(c_grid)}")
@@ -211,46 +262,31 @@ class SniperTester:
         if not self.pairs:
             raise ParameterError(f"no neighbour pair to attack for {getattr(sampler, 'name', 'the mechanism')}")
         self.classifier, self.transform_spec = classifier, transform
-        self.n_train, self.n_threshold, self.n_check, self.n_final = n_train, n_threshold, n_check, n_final
+        self.n_train, self.n_threshold, self.n_check = int(n_train), int(n_threshold), int(n_check)
+        self.n_recheck, self.n_final = int(n_recheck), int(n_final)
         self.max_fit = max_fit
         self.c_grid, self.confidence, self.correction, self.seed = tuple(c_grid), confidence, correction, seed
         self.progress = progress or (lambda msg: None)
         self.timings = {"sample": 0.0, "train": 0.0, "score": 0.0}
-        self.drawn = 0  # outputs sampled so far, every stage and input
-        if time_budget is not None and not time_budget > 0:
-            raise ParameterError(f"time budget must be positive, got {time_budget}")
-        self.time_budget = time_budget
-        self.truncated = False  # whether the time budget shrank the re-check or final sample
-        self._deadline = math.inf
-        self._cost = 0.0  # seconds per output (sampling and scoring), measured on the check stage
+        self.draws = Draws(sampler, seed, self.timings, self.progress)
+        self.limits: list[str] = []  # limits that stopped work (the time budget), as sentences
 
-    def _affordable(self, share: float, wanted: int) -> int:
-        """How many outputs per input fit in ``share`` of the remaining time (at least n_check)."""
-        if self._deadline == math.inf or self._cost == 0.0:
-            return wanted
-        n = int(share * max(0.0, self._deadline - time.perf_counter()) / (2 * self._cost))
-        if n < wanted:
-            self.truncated = True
-        return max(min(wanted, n), min(wanted, self.n_check))
+    @property
+    def drawn(self) -> int:
+        """Outputs sampled so far, every stage and input."""
+        return self.draws.drawn
 
-    def _sample(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
-        self.drawn += n
-        return sample_timed(self.sampler, x, n, seed, self.timings)
-
-    def _hits(self, attack_fn: Callable[[np.ndarray], np.ndarray], x: Sequence[int], n: int,
-              ts: Sequence[tuple[float, float]], seed: int) -> _Hits:
-        hits = _Hits(ts, derive_seed(seed, 99))
-        for b, start in enumerate(range(0, n, BATCH)):
-            samples = self._sample(x, min(BATCH, n - start), derive_seed(seed, b))
-            t = time.perf_counter()
-            hits.add(attack_fn(samples))
-            self.timings["score"] += time.perf_counter() - t
-        return hits
+    def _scores(self, attack_fn: Callable[[np.ndarray], np.ndarray], sample: Sample) -> np.ndarray:
+        t = time.perf_counter()
+        out = attack_fn(sample.rows)
+        self.timings["score"] += time.perf_counter() - t
+        return out
 
     def train(self, pair: Pair, index: int) -> tuple[Transform, Model]:
-        """Fit the transform and classifier for one pair."""
-        sx = self._sample(pair.x, self.n_train, derive_seed(self.seed, index, 0))
-        sy = self._sample(pair.x_prime, self.n_train, derive_seed(self.seed, index, 1))
+        """Fit the transform and classifier for one pair (on its inputs' training samples)."""
+        sx = self.draws.sample(TRAIN, pair.x, self.n_train, "training").expanded()
+        sy = self.draws.sample(TRAIN, pair.x_prime, self.n_train, "training").expanded()
+        deadline.check("before training the attack")
         t = time.perf_counter()
         both = np.concatenate([sx, sy])
         transform = fit_transform(self.transform_spec, both)
@@ -271,63 +307,106 @@ class SniperTester:
         n = self.n_final
         return eps_bounds(int(p1 * n), n, min(n, int(math.ceil(p2 * n))), n, alpha)[1]
 
-    def _check(self, proto: Attack, ctq: list, n: int, seed: int, alpha: float) -> tuple[int, float, float]:
-        """Hits of every level on ``n`` fresh outputs per input: (best level, its estimate, prediction)."""
+    def _check(self, proto: Attack, ctq: list, stage: int, n: int, seed: int, alpha: float) -> tuple[int, float, float]:
+        """Hits of every level on both inputs' ``stage`` samples: (best level, its estimate, prediction)."""
         ts = [(t, q) for _, t, q in ctq]
-        h1 = self._hits(proto.scores, proto.x, n, ts, derive_seed(seed, 1))
-        h2 = self._hits(proto.scores, proto.x_prime, n, ts, derive_seed(seed, 2))
+        label = "checking" if stage == CHECK else "re-checking"
+        h1, h2 = _Hits(ts, derive_seed(seed, 1)), _Hits(ts, derive_seed(seed, 2))
+        for h, x in ((h1, proto.x), (h2, proto.x_prime)):
+            sample = self.draws.sample(stage, x, n, label)
+            h.add(self._scores(proto.scores, sample), sample.counts)
         preds = [self._predicted(int(k1), h1.n, int(k2), h2.n, alpha) for k1, k2 in zip(h1.k, h2.k)]
         j = int(np.argmax(preds))
         return j, eps_bounds(int(h1.k[j]), h1.n, int(h2.k[j]), h2.n, alpha)[0], preds[j]
 
-    def run(self) -> SniperResult:
-        """The attack pipeline; with a time budget the re-check and final samples are sized to fit it."""
-        if self.time_budget is not None:
-            self._deadline = time.perf_counter() + self.time_budget
-        alpha_split = (1 - self.confidence) / 2
+    def _plan(self) -> None:
+        inputs = {x for p in self.pairs for x in (p.x, p.x_prime)}
+        primes = {p.x_prime for p in self.pairs}
+        rechecks = len(self.pairs) > 1 and self.n_recheck > self.n_check
+        recheck = min(len(inputs), 2 * RECHECK) * self.n_recheck if rechecks else 0
+        self.draws.plan(len(inputs) * (self.n_train + self.n_check) + len(primes) * self.n_threshold
+                        + recheck + 2 * self.n_final)
+
+    def _select(self, alpha: float) -> list[tuple[float, int, Attack, list]]:
+        """Train, threshold and check every pair: (prediction, index, attack, levels), best first."""
         stage: list[tuple[float, int, Attack, list]] = []
-        reports = []
+        self.reports: list[PairReport] = []
         for i, pair in enumerate(self.pairs):
-            self.progress(f"training on pair {i + 1}/{len(self.pairs)}")
-            transform, model = self.train(pair, i)
-            proto = Attack(pair.x, pair.x_prime, transform, model, 0.0, 0.0, 0.0)
-            sy = self._sample(pair.x_prime, self.n_threshold, derive_seed(self.seed, i, 3))
-            ctq = thresholds(proto.scores(sy), self.c_grid)
-            if not ctq:
-                raise ParameterError(f"n_threshold = {self.n_threshold} is too small for every level c "
-                                     f"(need c * n_threshold >= {MIN_TAIL})")
-            t_check = time.perf_counter()
-            j, est, pred = self._check(proto, ctq, self.n_check, derive_seed(self.seed, i, 4), alpha_split)
-            self._cost = max(self._cost, (time.perf_counter() - t_check) / (2 * self.n_check))
-            reports.append(PairReport(pair, ctq[j][0], est, pred))
+            if stage and deadline.remaining() < SELECTION_RESERVE * deadline.budget():
+                self.limits.append(f"time budget: {len(self.pairs) - i} of {len(self.pairs)} pairs left untrained")
+                break
+            try:
+                self.progress(f"training on pair {i + 1}/{len(self.pairs)}")
+                transform, model = self.train(pair, i)
+                proto = Attack(pair.x, pair.x_prime, transform, model, 0.0, 0.0, 0.0)
+                sy = self.draws.sample(THRESHOLD, pair.x_prime, self.n_threshold, "thresholds")
+                ctq = thresholds(np.repeat(self._scores(proto.scores, sy), 1 if sy.counts is None else sy.counts),
+                                 self.c_grid)
+                if not ctq:
+                    raise ParameterError(f"n_threshold = {self.n_threshold} is too small for every level c "
+                                         f"(need c * n_threshold >= {MIN_TAIL})")
+                j, est, pred = self._check(proto, ctq, CHECK, self.n_check, derive_seed(self.seed, i, 4), alpha)
+            except TimeLimitReached as e:
+                if not stage:
+                    raise
+                self.limits.append(f"{e}: {len(self.pairs) - i} of {len(self.pairs)} pairs left untrained")
+                break
+            self.reports.append(PairReport(pair, ctq[j][0], est, pred))
             stage.append((pred, i, proto, ctq))
+        return sorted(stage, key=lambda s: -s[0])
+
+    def _final(self, attack: Attack, pair: Pair, chosen: list[tuple[float, float]]) -> tuple[_Hits, _Hits]:
+        """Hits on fresh outputs of x and x', in alternating batches; the time limit cuts it short."""
+        h1, h2 = _Hits(chosen, derive_seed(self.seed, 7, 1, 99)), _Hits(chosen, derive_seed(self.seed, 7, 2, 99))
+        seeds = (seed_of(self.seed, FINAL, pair.x), seed_of(self.seed, FINAL, pair.x_prime))
+        batch = self.draws.batch
+        try:
+            for b, start in enumerate(range(0, self.n_final, batch)):
+                n = min(batch, self.n_final - start)
+                for h, x, sd in ((h1, pair.x, seeds[0]), (h2, pair.x_prime, seeds[1])):
+                    sample = as_sample(self.draws.batch_of(x, n, derive_seed(sd, b), "final estimate"))
+                    h.add(self._scores(attack.scores, sample), sample.counts)
+        except TimeLimitReached as e:
+            self.limits.append(f"{e}: final sample cut at {min(h1.n, h2.n):,} of {self.n_final:,} outputs per input")
+        return h1, h2
+
+    def run(self) -> SniperResult:
+        """The attack pipeline (see the class docstring)."""
+        self._plan()
+        alpha_split = (1 - self.confidence) / 2
+        stage = self._select(alpha_split)
         # successive halving: the best few pairs are checked again on a larger sample
-        stage.sort(key=lambda s: -s[0])
-        n_recheck = self._affordable(0.3 / RECHECK, min(self.n_final, 10 * self.n_check))
-        if len(stage) > 1 and n_recheck > self.n_check:
+        if len(stage) > 1 and self.n_recheck > self.n_check:
             self.progress("re-checking the best pairs")
             rechecked = []
-            for pred, i, proto, ctq in stage[:RECHECK]:
-                j, est, pred = self._check(proto, ctq, n_recheck, derive_seed(self.seed, i, 6), alpha_split)
-                rechecked.append((pred, i, proto, ctq, j))
-            _, i, proto, ctq, j = max(rechecked, key=lambda s: s[0])
+            try:
+                for pred, i, proto, ctq in stage[:RECHECK]:
+                    j, est, pred = self._check(proto, ctq, RECHECK_STAGE, self.n_recheck,
+                                               derive_seed(self.seed, i, 6), alpha_split)
+                    rechecked.append((pred, i, proto, ctq, j))
+            except TimeLimitReached as e:
+                self.limits.append(f"{e}: re-checked {len(rechecked)} of {min(RECHECK, len(stage))} pairs")
+            if rechecked:
+                _, i, proto, ctq, j = max(rechecked, key=lambda s: s[0])
+            else:
+                _, i, proto, ctq = stage[0]
+                j = self._check(proto, ctq, CHECK, self.n_check, derive_seed(self.seed, i, 4), alpha_split)[0]
         else:
             _, i, proto, ctq = stage[0]
-            j = self._check(proto, ctq, self.n_check, derive_seed(self.seed, i, 4), alpha_split)[0]
+            j = self._check(proto, ctq, CHECK, self.n_check, derive_seed(self.seed, i, 4), alpha_split)[0]
         c, t, q = ctq[j]
         attack = Attack(proto.x, proto.x_prime, proto.transform, proto.model, t, q, c)
         pair = self.pairs[i]
         self.progress("final estimate")
-        n_final = self._affordable(0.9, self.n_final)
         if self.correction == "split":
             chosen = [(attack.t, attack.q)]
             alpha = alpha_split
         else:
             chosen = [(t, q) for _, t, q in ctq]
             alpha = alpha_split / len(chosen)
-        h1 = self._hits(attack.scores, pair.x, n_final, chosen, derive_seed(self.seed, 7, 1))
-        h2 = self._hits(attack.scores, pair.x_prime, n_final, chosen, derive_seed(self.seed, 7, 2))
-        bounds = [eps_bounds(int(k1), h1.n, int(k2), h2.n, alpha) for k1, k2 in zip(h1.k, h2.k)]
+        h1, h2 = self._final(attack, pair, chosen)
+        bounds = [eps_bounds(int(k1), h1.n, int(k2), h2.n, alpha) if h1.n and h2.n else (0.0, 0.0)
+                  for k1, k2 in zip(h1.k, h2.k)]
         j = int(np.argmax([b[1] for b in bounds]))
         if self.correction == "bonferroni":
             c, t, q = ctq[j]
@@ -335,5 +414,5 @@ class SniperTester:
         return SniperResult(
             eps_lcb=bounds[j][1], eps_hat=bounds[j][0], confidence=self.confidence, attack=attack,
             pair=pair, counts=(int(h1.k[j]), h1.n, int(h2.k[j]), h2.n), correction=self.correction,
-            pairs=reports, timings=dict(self.timings),
+            pairs=self.reports, timings=dict(self.timings), limits=list(self.limits),
         )

@@ -36,8 +36,11 @@ from hybrid.fisher import approximate_z, stratified_uniforms, thinned_pvalues, t
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
 from hybrid.timing import sample_timed
+from samplers import deadline
+from samplers.deadline import TimeLimitReached
 from samplers.errors import ParameterError
 from samplers.seed import check_seed
+from samplers.memory import check_fits
 
 Progress = Callable[[str], None]
 TOP_BY_BOUND = 2  # candidates of the lower bound with the best selection-batch bound ...
@@ -98,6 +101,7 @@ class Interval:
     def one_sided(self) -> list[float]:
         """``[bound, inf]``: what testing alone states about eps, with confidence ``1 - alpha``."""
         return [self.lower.eps_lower if self.lower is not None else 0.0, math.inf]
+    stopped: str | None = None  # the time limit that ended the bisection early, if any
 
 
 class StatDPTester:
@@ -118,6 +122,9 @@ class StatDPTester:
     ) -> None:
         if n_select < 1 or n_test < 1:
             raise ParameterError(f"sample sizes must be positive, got {n_select} and {n_test}")
+        # both inputs' batches of a pair, and as much again while counting events
+        check_fits(4 * (n_select + n_test) * 8 * getattr(sampler, "arity", 1),
+                   f"StatDP batches of {n_select} + {n_test} samples per input", "ask for fewer samples (--samples)")
         self.sampler = sampler
         self.pairs = list(pairs) if pairs is not None else pattern_pairs(sampler.domain, sampler.neighbours)
         if not self.pairs:
@@ -134,6 +141,7 @@ class StatDPTester:
 
     # -- batches ----------------------------------------------------------------------------
     def _sample(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
+        deadline.check("while sampling for the StatDP test")
         return sample_timed(self.sampler, x, n, seed, self.timings)
 
     def selection(self) -> tuple[Candidates, np.ndarray]:
@@ -144,6 +152,7 @@ class StatDPTester:
                 self.progress(f"selecting events on pair {i + 1}/{len(self.pairs)}")
                 sx = self._sample(pair.x, self.n_select, derive_seed(self.seed, i, 0))
                 sy = self._sample(pair.x_prime, self.n_select, derive_seed(self.seed, i, 1))
+                deadline.check("while selecting StatDP events")
                 t = time.perf_counter()
                 cands = self._candidates(sx, sy)
                 self.timings["select"] += time.perf_counter() - t
@@ -212,6 +221,7 @@ class StatDPTester:
         """StatDP's ``detect_counterexample`` at one eps: select, then test on fresh samples."""
         if not eps >= 0:
             raise ParameterError(f"eps must be non-negative, got {eps}")
+        deadline.check("before a StatDP probe")
         pair, event, p_sel = self.select(eps)
         self.progress(f"testing eps = {eps:.4g}")
         return self.test(eps, pair, event, p_sel)
@@ -265,27 +275,34 @@ class StatDPTester:
         rejected, each with its detection (StatDP-Fixed's exponential and binary search).
         Every probe is a separate test at level alpha, so ``[lo, hi]`` is no confidence
         interval (``lo`` may exceed eps); ``lower`` is the bound that is valid with
-        confidence ``1 - alpha`` (:meth:`lower_bound`).
+        confidence ``1 - alpha`` (:meth:`lower_bound`).  When the time limit in force
+        passes after the first probe, the interval found so far is returned, ``stopped``
+        saying so (and ``lower`` is None when there was no time left to draw it).
         """
         probes: list[Detection] = []
         lo, hi, rej, acc = 0.0, math.inf, None, None
         eps = start
-        while eps <= max_eps:
-            d = self.detect(eps)
-            probes.append(d)
-            if d.p_value <= alpha:
-                lo, rej, eps = eps, d, eps * 2
-            else:
-                hi, acc = eps, d
-                break
-        while hi < math.inf and hi - lo > precision:
-            mid = (lo + hi) / 2
-            if not lo < mid < hi:  # adjacent floats: a precision below float resolution
-                break
-            d = self.detect(mid)
-            probes.append(d)
-            if d.p_value <= alpha:
-                lo, rej = mid, d
-            else:
-                hi, acc = mid, d
-        return Interval(lo, hi, rej, acc, alpha, probes, self.lower_bound(alpha))
+        try:
+            while eps <= max_eps:
+                d = self.detect(eps)
+                probes.append(d)
+                if d.p_value <= alpha:
+                    lo, rej, eps = eps, d, eps * 2
+                else:
+                    hi, acc = eps, d
+                    break
+            while hi < math.inf and hi - lo > precision:
+                mid = (lo + hi) / 2
+                if not lo < mid < hi:  # adjacent floats: a precision below float resolution
+                    break
+                d = self.detect(mid)
+                probes.append(d)
+                if d.p_value <= alpha:
+                    lo, rej = mid, d
+                else:
+                    hi, acc = mid, d
+            return Interval(lo, hi, rej, acc, alpha, probes, lower=self.lower_bound(alpha))
+        except TimeLimitReached as e:
+            if not probes:
+                raise
+            return Interval(lo, hi, rej, acc, alpha, probes, stopped=f"{e} after {len(probes)} StatDP probes")

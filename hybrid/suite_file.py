@@ -7,14 +7,18 @@ A suite is a TOML or JSON file (the built-in ones live in ``hybrid/suites/``):
     name = "mine"
     [defaults]            # optional: applied to every entry
     precision = 1e-3
-    budget = 120          # seconds per entry
-    samples = 20000000    # testers' sample budget (optional)
-    time_limit = 600      # the runner's hard limit in seconds (optional; default 2 * budget + 30)
+    budget = 600          # seconds per entry: a safety limit, never what decides a result
+    samples = 20000000    # testers' sample budget, a count: it decides the result (optional)
+    time_limit = 1500     # the runner's hard limit in seconds (optional; default 2 * budget + 30)
     [[entry]]
     mechanism = "noisy_max_geom"
     params = { m = 5, a = "1/2" }
     claimed_eps = 1.0     # optional
     reference = { exact_ratio = "288/73" }   # optional published/known values
+
+Results are decided by counts (``samples``, and the search's other count budgets), so
+an entry gives the same bound on any machine, busy or not; ``budget`` only stops an
+entry that overruns, and the row then says so in ``limits_hit``.
 
 Every entry gets a stable ``id`` (given, or derived from mechanism, parameters and
 claim) that results are keyed by, so an interrupted run can resume.
@@ -37,7 +41,7 @@ from verifiers.ratio import parse_ratio
 
 BUILTIN = ("discrete", "statdp", "dpsniper")
 DEFAULT_PRECISION = 1e-3
-DEFAULT_BUDGET = 300.0
+DEFAULT_BUDGET = 600.0  # seconds: a safety limit per entry
 MAX_PRECISION = 1.0  # a wider bracket says nothing about epsilon
 MAX_SECONDS = 7 * 24 * 3600.0  # budgets and limits beyond a week are typos (1e300, inf)
 HARD_LIMIT_FACTOR = 2.0  # the default hard limit: twice the entry's budget plus a grace period
@@ -58,7 +62,7 @@ class Entry:
     params: dict[str, Any] = field(default_factory=dict)
     claimed_eps: float | None = None
     precision: float = DEFAULT_PRECISION
-    budget: float = DEFAULT_BUDGET
+    budget: float = DEFAULT_BUDGET  # seconds, a safety limit
     seed: int = 0
     samples: int | None = None  # the testers' sample budget (None: the search's default)
     reference: dict[str, Any] = field(default_factory=dict)

@@ -16,8 +16,9 @@ import numpy as np
 
 from hybrid.audit import classic_audit
 from hybrid.results import Candidate, StatResult, sampler_identity
-from hybrid.sniper import SniperTester
+from hybrid.inputs import pattern_pairs
 from hybrid.seeds import derive_seed
+from hybrid.sniper import SniperTester, attack_sizes
 from hybrid.statdp import Detection, LowerBound, StatDPTester
 from samplers.errors import ParameterError
 from samplers.seed import check_seed
@@ -69,21 +70,28 @@ def statdp_interval(sampler: Any, *, samples: int = 500_000, alpha: float = 0.05
     return StatResult("statdp", cand, iv.one_sided[0], 1 - alpha, seed, samples,
                       {**tester.timings, "total": time.perf_counter() - t0}, precision=precision,
                       extra={"alpha": alpha, "lower_bound": b.to_json() if b else None,
-                             "bisection": [iv.lo, iv.hi], "probes": [p.to_json() for p in iv.probes]})
+                             "bisection": [iv.lo, iv.hi], "probes": [p.to_json() for p in iv.probes],
+                             "limits_hit": [iv.stopped] if iv.stopped else []})
 
 
 def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: float = 0.9, seed: int = 0,
                     progress: Progress = None, **kw: Any) -> StatResult:
     """A DP-Sniper-style lower bound on eps, its exported attack as the witness event.
 
-    The earlier stages get a tenth of ``samples`` each (at most 10^6, at least 10^4)
-    unless given, so a slow black box is not sampled far more than asked.
+    ``samples`` is the whole run's budget of outputs, every stage and input included
+    (:func:`~hybrid.sniper.attack_sizes`; each stage draws at least 10^4 per input): a
+    seed gives the same bound on any machine, and a slow black box is not sampled more
+    than asked.  Stage sizes given in ``kw`` override the split.
     """
     check_seed(seed)
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise ParameterError(f"the sample budget must be a positive integer, got {samples!r}")
     t0 = time.perf_counter()
-    stage = min(1_000_000, max(samples // 10, 10_000))
-    sizes = {"n_train": stage, "n_threshold": stage, "n_check": stage, **kw}
-    tester = SniperTester(sampler, n_final=samples, confidence=confidence, seed=seed, progress=progress, **sizes)
+    pairs = kw.get("pairs")
+    pairs = pairs if pairs is not None else pattern_pairs(sampler.domain, sampler.neighbours)
+    inputs = len({x for p in pairs for x in (p.x, p.x_prime)}) or 1
+    sizes = {**attack_sizes(samples, inputs), **kw}
+    tester = SniperTester(sampler, confidence=confidence, seed=seed, progress=progress, **sizes)
     r = tester.run()
     name, params = sampler_identity(sampler)
     cand = Candidate(name, params, r.pair.x, r.pair.x_prime, r.attack, (r.eps_lcb, math.inf), "sniper")
@@ -92,7 +100,7 @@ def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: floa
                       {**r.timings, "total": time.perf_counter() - t0},
                       extra={"eps_hat": r.eps_hat, "c": r.attack.c, "counts": {"x": [k1, n1], "x_prime": [k2, n2]},
                              "correction": r.correction, "pairs": [p.to_json() for p in r.pairs],
-                             "time_budget_truncated": tester.truncated, "outputs_drawn": tester.drawn})
+                             "outputs_drawn": tester.drawn, "limits_hit": r.limits})
 
 
 def audit_test(sampler: Any, *, samples: int = 1_000_000, beta: float = 0.05, guess_fraction: float = 1.0,

@@ -50,6 +50,7 @@ class BlackBox:
     """Shared part: declared domain, neighbour relation, name and parameters."""
 
     certified = False
+    batch = 1 << 14  # outputs the testers ask for per call: a black box may be slow, progress stays live
 
     def __init__(self, name: str, domain: Domain, neighbours: Neighbours,
                  params: Mapping[str, Any] | None = None) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
+from samplers import deadline
 from samplers.errors import ParameterError
 from samplers.lang.exact import exact
 from samplers.lang.ir import BOTTOM, Program, evaluate
@@ -80,6 +81,7 @@ def _error_laws(backend: ExactBackend, target: Target | None) -> dict[Point, dic
     backend.prepare_sweep()
     laws = {}
     for x in backend.program.domain.points():
+        deadline.check("while weighing every input's error")
         fx = f(x)
         law: dict[Any, Fraction] = defaultdict(Fraction)
         for o, p in backend.distribution(x).items():

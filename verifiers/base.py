@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from samplers import deadline
+from samplers.deadline import TimeLimitReached
 from samplers.errors import (
     DomainError,
     LanguageError,
@@ -48,6 +50,12 @@ class GlobalEpsilon:
     output: Output | None
     pairs: int  # ordered neighbour pairs examined
     symmetric: bool  # whether only sorted x were examined
+    stopped: str | None = None  # why the sweep stopped before every pair (a time limit), else None
+
+    @property
+    def complete(self) -> bool:
+        """Whether every neighbour pair was examined (only then is ``eps_upper`` a bound)."""
+        return self.stopped is None
 
     @property
     def eps_lower(self) -> float:
@@ -55,7 +63,8 @@ class GlobalEpsilon:
 
     @property
     def eps_upper(self) -> float:
-        return eps_upper(self.ratio)
+        """The certified upper end; ``inf`` when the sweep stopped early (nothing is proved)."""
+        return eps_upper(self.ratio) if self.complete else INF
 
 
 @dataclass(frozen=True)
@@ -235,23 +244,41 @@ class ExactBackend(ABC):
         return neighbour_pairs(self.program)
 
     def global_epsilon(self) -> GlobalEpsilon:
-        """The exact maximum of ``P(o|x)/P(o|x')`` over neighbour pairs and outputs."""
+        """The exact maximum of ``P(o|x)/P(o|x')`` over neighbour pairs and outputs.
+
+        When the time limit in force passes (:mod:`samplers.deadline`), the sweep stops
+        and the result is the best pair so far (a certified lower bound), ``stopped``
+        saying why; its ``eps_upper`` is then ``inf``.
+        """
         best: Ratio = Fraction(0)
         arg: tuple[Any, Any] = (None, None)
         pairs = 0
-        for x, xp in self.neighbour_pairs():
-            pairs += 1
-            r = self.pair_ratio(x, xp)
-            if r > best:
-                best, arg = r, (x, xp)
-                if r == INF:
-                    break
-        output = None if arg[0] is None else self.pair_epsilon(*arg)[1]
-        return GlobalEpsilon(best, *arg, output, pairs=pairs, symmetric=self.program.symmetric)
+        stopped = None
+        try:
+            for x, xp in self.neighbour_pairs():
+                deadline.check("during the global sweep")
+                r = self.pair_ratio(x, xp)
+                pairs += 1
+                if r > best:
+                    best, arg = r, (x, xp)
+                    if r == INF:
+                        break
+        except TimeLimitReached as e:
+            stopped = f"{e} after {pairs} neighbour pairs"
+        output = None if arg[0] is None else self._witness_output(*arg)
+        return GlobalEpsilon(best, *arg, output, pairs=pairs, symmetric=self.program.symmetric, stopped=stopped)
+
+    def _witness_output(self, x: Point, xp: Point) -> Output | None:
+        """An output attaining the pair's level (None if the time limit stops even that)."""
+        try:
+            return self.pair_epsilon(x, xp)[1]
+        except TimeLimitReached:
+            return None
 
     def global_violation(self, c: Fraction) -> tuple[Point, Point, Output] | None:
         """A neighbour pair and output with ``P(o|x) > c P(o|x')``, or None (eps = ln c holds)."""
         for x, xp in self.neighbour_pairs():
+            deadline.check("during the global sweep")
             o = self.exists_violation(x, xp, c)
             if o is not None:
                 return x, xp, o
@@ -263,6 +290,7 @@ class ExactBackend(ABC):
         arg: tuple[Any, Any] = (None, None)
         pairs = 0
         for x, xp in self.neighbour_pairs():
+            deadline.check("during the global sweep")
             pairs += 1
             d_lo, d_hi = self.pair_delta(x, xp, eps)
             lo = max(lo, d_lo)
@@ -278,6 +306,7 @@ class ExactBackend(ABC):
         arg: tuple[Any, Any] = (None, None)
         pairs = 0
         for x, xp in self.neighbour_pairs():
+            deadline.check("during the global sweep")
             pairs += 1
             s = self.pair_power_sum(x, xp, alpha)
             if s > best or arg[0] is None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Sequence
 
+from samplers import deadline
 from samplers.errors import BudgetExceeded, ParameterError, UnsupportedByBackend
 from samplers.lang.ir import Node, Program, evaluate
 from verifiers.lower import lower_argmax
@@ -37,6 +38,9 @@ DEFAULT_NODE_BUDGET = 2_000_000
 # slots), so it is done after IR nodes 1, 2, 4, ..., every 256th and at the end: the
 # budget may be overshot by what the nodes in between build.
 BUDGET_CHECK_EVERY = 256
+# Inside one operation, the conditions of its argument values are combined pairwise;
+# every this many combinations the clock and the node budget are checked.
+COMBO_CHECK_EVERY = 1024
 
 
 LIBRARIES = ("dd.cudd", "dd.autoref")
@@ -209,6 +213,7 @@ class _Blaster:
                 out[v] = (c1 & a.get(v, self.false)) | (c0 & b.get(v, self.false))
             return {v: c for v, c in out.items() if c != self.false}
         combos: list[tuple[list[Any], Any]] = [([], None)]  # None: no condition yet (true)
+        done = 0
         for m in maps:
             if len(m) == 1:  # a constant: its condition is true
                 (v,) = m
@@ -220,6 +225,9 @@ class _Blaster:
                     if c is None:
                         nxt.append((vals + [v], cv))
                     else:
+                        done += 1
+                        if done % COMBO_CHECK_EVERY == 0:
+                            self.check_limits()
                         cc = c & cv
                         if cc != self.false:
                             nxt.append((vals + [v], cc))
@@ -241,6 +249,11 @@ class _Blaster:
         if a not in maps:  # an input, first used here
             maps[a] = self.input_map(self.program.nodes[a].attr)
         return maps[a]
+
+    def check_limits(self) -> None:
+        """The clock (cheap, always) and the node budget (a walk of the unique table)."""
+        deadline.check(f"while bit-blasting {self.program.name} into a BDD")
+        self.check_budget()
 
     def check_budget(self) -> None:
         n = len(self.bdd)
@@ -274,6 +287,7 @@ class _Blaster:
             elif node.op == "draw":
                 maps[i] = self.draw(i, node)
             else:
+                deadline.check(f"while bit-blasting {self.program.name} into a BDD")
                 maps[i] = self.apply(node, [self.operand(maps, a) for a in node.args])
             for j in comps.get(i, []):
                 out_values[j], out_bits[j] = self.output(j, maps[i])

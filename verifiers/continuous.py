@@ -109,6 +109,11 @@ class GlobalLevel:
     symmetric: bool
 
     @property
+    def complete(self) -> bool:
+        """Always: a continuous sweep stopped by a time limit raises instead of returning a part."""
+        return True
+
+    @property
     def eps_lower(self) -> float:
         return eps_bracket(self.ratio)[0]
 

@@ -4,14 +4,20 @@ Decision diagrams are as deep as they have variables (hundreds or thousands), be
 Python's recursion limit.  :func:`memo_eval` runs a recursive definition with an
 explicit stack: ``expand(key)`` returns the keys the value of ``key`` depends on and a
 function combining their values.  Each key is expanded and combined once (``memo``).
+Every :data:`CLOCK_EVERY` expansions the time limit in force is checked
+(:mod:`samplers.deadline`), so counting, restricting and comparing diagrams all stop
+when it passes.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Sequence
 
+from samplers import deadline
+
 Combine = Callable[[list[Any]], Any]
 Expand = Callable[[Hashable], tuple[Sequence[Hashable], Combine]]
+CLOCK_EVERY = 512
 
 
 def memo_eval(root: Hashable, expand: Expand, memo: dict[Hashable, Any]) -> Any:
@@ -20,6 +26,7 @@ def memo_eval(root: Hashable, expand: Expand, memo: dict[Hashable, Any]) -> Any:
         return memo[root]
     stack = [root]
     frames: dict[Hashable, tuple[Sequence[Hashable], Combine]] = {}
+    expanded = 0
     while stack:
         key = stack[-1]
         if key in memo:
@@ -27,6 +34,9 @@ def memo_eval(root: Hashable, expand: Expand, memo: dict[Hashable, Any]) -> Any:
             continue
         frame = frames.get(key)
         if frame is None:
+            expanded += 1
+            if expanded % CLOCK_EVERY == 0:
+                deadline.check("while evaluating a decision diagram")
             frame = frames[key] = expand(key)
             todo = [k for k in frame[0] if k not in memo]
             if todo:

@@ -18,6 +18,7 @@ from fractions import Fraction
 from operator import itemgetter
 from typing import Any, Callable, Sequence
 
+from samplers import deadline
 from samplers.lang.builder import replay
 from samplers.lang.ir import Node, Program, evaluate, tied_maxima
 from verifiers.base import Distribution, ExactBackend, refuse_continuous
@@ -130,6 +131,7 @@ def distribution(program: Program, x: Sequence[int]) -> Distribution:
     last = last_uses(nodes, outs)
     law = JointLaw()
     for i, n in enumerate(nodes):
+        deadline.check(f"while enumerating {program.name}")
         law.apply(i, n)
         if any(last[j] <= i for j in law.live):
             law.keep([j for j in law.live if last[j] > i])

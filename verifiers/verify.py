@@ -6,7 +6,9 @@ tight as floats allow; given a claimed ``eps``, eps-DP is proved when the ratio 
 most the lower end of the rational bracket of ``e^eps`` and refuted (with the witness)
 when it exceeds the upper end.  With a ``precision``, the decision oracle is also
 bisected (:func:`verifiers.epsilon.bisect_epsilon`), the route for backends that only
-decide.  Hitting the BDD node budget gives a result whose status says so.
+decide.  Hitting the BDD node budget gives a result whose status says so; so does the
+time limit in force (:mod:`samplers.deadline`): status ``time_limit``, with the best pair
+found so far when the sweep had started (a certified lower bound, nothing proved).
 
 With continuous noise (the continuous backend, finite outputs only) the global level
 is enclosed instead: ``result`` is a :class:`verifiers.continuous.GlobalLevel` whose
@@ -23,6 +25,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from samplers import deadline
+from samplers.deadline import TimeLimitReached
 from samplers.errors import BudgetExceeded, DomainError
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
@@ -36,7 +40,7 @@ MAX_SWEEP_POINTS = 10**7  # inputs a global sweep may visit (each with all its n
 
 @dataclass
 class Verification:
-    """The outcome of :func:`verify` (``status`` is ``"ok"`` or ``"budget_exceeded"``)."""
+    """The outcome of :func:`verify`: ``status`` is ``"ok"``, ``"budget_exceeded"`` or ``"time_limit"``."""
 
     program: Program
     backend: str
@@ -48,6 +52,7 @@ class Verification:
     library: str | None = None
     bdd_nodes: int | None = None
     limit: dict[str, int] = field(default_factory=dict)
+    stopped: str | None = None  # what the time limit interrupted
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -101,6 +106,9 @@ def verify(program: Program, *, backend: str = "auto", eps: float | None = None,
         out.result = be.global_epsilon()
         t2 = time.perf_counter()
         out.timings["verify"] = t2 - t1
+        if not out.result.complete:
+            _stopped(out, out.result.stopped or "the global sweep stopped early")
+            return out
         if eps is not None:
             out.proved_dp = within(out.result.ratio, eps)
         if precision is not None:
@@ -109,8 +117,18 @@ def verify(program: Program, *, backend: str = "auto", eps: float | None = None,
 
             out.bisection = bisect_epsilon(oracle, 0.0, INF, precision)
             out.timings["bisect"] = time.perf_counter() - t2
+    except TimeLimitReached as e:
+        out.timings.setdefault("compile", time.perf_counter() - t0)
+        _stopped(out, str(e))
     except BudgetExceeded as e:
         out.status = "budget_exceeded"
         out.limit = {e.limit: e.value}
         out.timings["compile"] = time.perf_counter() - t0
     return out
+
+
+def _stopped(out: Verification, why: str) -> None:
+    """Mark ``out`` as cut by the time limit: a violation already found still refutes a claim."""
+    out.status, out.stopped, out.limit = "time_limit", why, {"time": int(deadline.budget())}
+    if out.result is not None and out.eps is not None and within(out.result.ratio, out.eps) is False:
+        out.proved_dp = False

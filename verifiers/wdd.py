@@ -23,7 +23,8 @@ from typing import Iterator
 
 import numpy as np
 
-from verifiers.dag import memo_eval
+from samplers import deadline
+from verifiers.dag import CLOCK_EVERY, memo_eval
 from verifiers.ratio import INF, Ratio
 
 Edge = tuple[int, int]  # (weight, node id)
@@ -170,7 +171,11 @@ class WDD:
         if e[0] == 0:
             return
         stack = [(e[1], e[0], ())]
+        popped = 0
         while stack:
+            popped += 1
+            if popped % CLOCK_EVERY == 0:
+                deadline.check("while listing the outputs of a decision diagram")
             n, w, prefix = stack.pop()
             v = self.var[n]
             for free in itertools.product((0, 1), repeat=v - len(prefix)):

@@ -12,6 +12,7 @@ import importlib
 import sys
 from typing import Sequence
 
+from samplers.deadline import process_elapsed
 from samplers.errors import DPHybridError
 
 COMMANDS = ["listing", "sample", "dist", "testing", "estimate", "verify", "accuracy", "search", "certify",
@@ -42,6 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse: a bad option (one line already written, status 2) or --help
         return e.code if isinstance(e.code, int) else 2
+    args.startup = process_elapsed() if argv is None else 0.0  # a command's time budget counts its start-up
     try:
         return int(args.run(args) or 0)
     except DPHybridError as e:

@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from hybrid.cli.common import add_mechanism_args, emit_json, resolve
+from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, resolve, time_limited
 from hybrid.formats import params_to_json, value_to_json
 from samplers.errors import ParameterError
 from samplers.lang.exact import exact, fraction_str
@@ -22,7 +22,8 @@ def register(subs: argparse._SubParsersAction) -> None:
     group.add_argument("--alpha", help="error tolerance alpha (an integer)")
     group.add_argument("--beta", help="failure probability: find the tightest alpha (e.g. 1/10)")
     p.add_argument("--backend", default="auto", help="exact backend: auto, bdd or enumerate")
-    p.set_defaults(run=run)
+    add_time_budget(p)
+    p.set_defaults(run=time_limited(run))
 
 
 def _alpha(text: str) -> int:

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
-from typing import Any
+from typing import Any, Callable
 
+from hybrid.cli import argtypes
 from hybrid.cli.argtypes import INTEGER
 from hybrid.formats import json_safe
 from samplers import catalogue
+from samplers.deadline import TimeLimitReached, check_seconds, time_limit
 from samplers.errors import DomainError, ParameterError
 from samplers.lang.mechanism import Mechanism
+
+DEFAULT_TIME_BUDGET = 300.0  # seconds: a safety limit, never what decides a result
+STOPPED = 3  # exit status of a command the time budget stopped before it had a result
 
 
 def add_mechanism_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
@@ -60,3 +66,27 @@ def emit_json(obj: Any) -> None:
     """``obj`` as JSON on stdout: infinities as "inf", NaN as null (never invalid JSON)."""
     json.dump(json_safe(obj), sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")
+
+
+def add_time_budget(p: argparse.ArgumentParser, default: float = DEFAULT_TIME_BUDGET) -> None:
+    """``--time-budget SECONDS``: a safety limit on the whole command (results are sized by counts)."""
+    p.add_argument("--time-budget", type=argtypes.positive, default=default, metavar="SECONDS",
+                   help=f"stop after this many seconds (default {default:g}) with a partial result, or say "
+                        "that the budget was reached (exit status 3)")
+
+
+def time_limited(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Run a command under its ``--time-budget``, counted from the command's start (``args.startup``:
+    the process's start-up, imports included); stopped with nothing to show, it says so (exit 3)."""
+
+    @functools.wraps(run)
+    def limited(args: argparse.Namespace) -> int:
+        seconds = check_seconds(args.time_budget, "--time-budget")
+        try:
+            with time_limit(seconds, spent=getattr(args, "startup", 0.0)):
+                return run(args)
+        except TimeLimitReached as e:
+            sys.stderr.write(f"dphybrid: {e}; no result (raise --time-budget)\n")
+            return STOPPED
+
+    return limited

@@ -9,12 +9,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hybrid.cli.common import add_mechanism_args, emit_json, parse_input, resolve
+from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, parse_input, resolve, time_limited
 from hybrid.formats import output_str, output_to_json, params_to_json
 from samplers.lang.exact import fraction_str
+from samplers.memory import check_fits
 from verifiers.backends import get_backend
 from verifiers.base import output_order
 from verifiers.enclosure import Enclosure
+
+DIST_BYTES_PER_OUTPUT = 300  # an output, its exact probability and its line of text
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -22,12 +25,16 @@ def register(subs: argparse._SubParsersAction) -> None:
     add_mechanism_args(p)
     p.add_argument("--input", required=True, help="input vector, e.g. 0,2,2,2,2")
     p.add_argument("--backend", default="auto", help="exact backend (default: auto)")
-    p.set_defaults(run=run)
+    add_time_budget(p)
+    p.set_defaults(run=time_limited(run))
 
 
 def run(args: argparse.Namespace) -> int:
     mech, params = resolve(args)
-    backend = get_backend(mech.trace(**params), args.backend)
+    program = mech.trace(**params)
+    backend = get_backend(program, args.backend)  # refuses continuous noise first
+    check_fits(program.output_space * DIST_BYTES_PER_OUTPUT, f"a distribution over up to {program.output_space} outputs",
+               "use 'dphybrid verify' or 'dphybrid sample' for a mechanism this large")
     x = backend.check_input(parse_input(args.input))
     dist = backend.distribution(x)
     items = sorted(dist.items(), key=lambda kv: output_order(kv[0]))

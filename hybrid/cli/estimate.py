@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import emit_json
+from hybrid.cli.common import emit_json, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.cli.tester_args import (
     add_tester_args,
@@ -21,24 +21,25 @@ from hybrid.transforms import NAMES
 
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("estimate", help="statistical lower bound on eps (DP-Sniper attack or StatDP bisection)")
-    add_tester_args(p, "final samples per input (sniper 10^7; statdp 500000 per test)")
+    add_tester_args(p, "sniper: outputs drawn by the whole attack, every stage and input (10^7; black boxes "
+                       "300000); statdp: samples per input of each test (500000; black boxes 100000)")
     p.add_argument("--method", choices=("sniper", "statdp"), default="sniper", help="estimator (default sniper)")
     p.add_argument("--confidence", type=argtypes.probability, default=0.9, help="confidence of the bound (default 0.9)")
     p.add_argument("--classifier", choices=CLASSIFIERS, default="logistic", help="sniper classifier")
     p.add_argument("--transform", choices=NAMES, default="auto", help="sniper feature transform")
     p.add_argument("--precision", type=argtypes.positive, default=0.01, help="statdp bisection precision (default 0.01)")
-    p.set_defaults(run=run)
+    p.set_defaults(run=time_limited(run))
 
 
 def run(args: argparse.Namespace) -> int:
     sampler = resolve_sampler(args)
     with progress_reporter(quiet=args.json) as report:
         if args.method == "sniper":
-            n = positive_samples(args, 10_000_000)
+            n = positive_samples(args, "sniper", sampler)
             res = sniper_estimate(sampler, samples=n, confidence=args.confidence, seed=args.seed, progress=report,
                                   classifier=args.classifier, transform=args.transform)
         else:
-            n = positive_samples(args, 500_000)
+            n = positive_samples(args, "statdp", sampler)
             res = statdp_interval(sampler, samples=n, alpha=1 - args.confidence, precision=args.precision,
                                   seed=args.seed, progress=report)
     if args.json:

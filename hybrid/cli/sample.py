@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_mechanism_args, emit_json, parse_input, resolve
+from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, parse_input, resolve, time_limited
 from hybrid.formats import output_str, output_to_json, params_to_json
 from samplers.compile import compile_sampler
 from samplers.counts import output_counts
 from samplers.gof import goodness_of_fit
+from samplers.memory import check_fits
 from samplers.lang.exact import fraction_str
 from verifiers.backends import get_backend
 from verifiers.base import refuse_continuous
@@ -32,7 +33,8 @@ def register(subs: argparse._SubParsersAction) -> None:
                    help="also show exact probabilities and a chi-square test against them")
     p.add_argument("--top", type=argtypes.nonnegative_int, default=20, metavar="K",
                    help="list only the K most frequent outputs, text and JSON (default 20; 0 lists all)")
-    p.set_defaults(run=run)
+    add_time_budget(p)
+    p.set_defaults(run=time_limited(run))
 
 
 def _float_summary(samples: np.ndarray) -> list[dict[str, Any]]:
@@ -55,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
     if args.exact:  # refuse continuous noise up front: --exact compares counts with exact probabilities
         refuse_continuous(program, "exact")
     backend = get_backend(program) if args.exact else None
+    # the outputs, then their counting (a sorted copy and its keys)
+    check_fits(3 * 8 * args.samples * len(program.outputs), f"-n {args.samples} samples of {mech.name}",
+               "lower -n/--samples")
     t0 = time.perf_counter()
     sampler = compile_sampler(program)
     sampler.warm_up()

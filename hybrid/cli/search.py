@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_mechanism_args, emit_json, resolve
+from hybrid.cli.common import add_mechanism_args, emit_json, resolve, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.formats import float_at_most
 from hybrid.search import Budget, search
@@ -22,10 +22,11 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=argtypes.seed, default=0,
                    help="random seed of the testing stages, in [0, 2^64) (default 0)")
     p.add_argument("--backend", default="auto", help="exact backend: auto, enumerate, bdd, smt")
-    p.add_argument("--time-budget", type=argtypes.positive, default=300.0,
-                   help="seconds for the whole search (default 300)")
+    p.add_argument("--time-budget", type=argtypes.positive, default=Budget.time, metavar="SECONDS",
+                   help=f"safety limit on the whole search (default {Budget.time:g}); a stage it stops gives a "
+                        "partial result that says so in limits_hit")
     p.add_argument("--samples", type=argtypes.positive_int, default=Budget.samples,
-                   help="sample budget of the testers")
+                   help=f"sample budget of the testers, which decides the result (default {Budget.samples:,})")
     glob = p.add_mutually_exclusive_group()
     glob.add_argument("--global", dest="global_check", action="store_true", default=None,
                       help="always finish with global verification over every neighbour pair")
@@ -33,7 +34,7 @@ def register(subs: argparse._SubParsersAction) -> None:
                       help="never run the global verification")
     p.add_argument("--plot", metavar="FILE",
                    help="write a plot of p-value and bounds against eps (.png, .pdf or .svg; default .png)")
-    p.set_defaults(run=run)
+    p.set_defaults(run=time_limited(run))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,20 +6,28 @@ import argparse
 from typing import Any
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_mechanism_args, parse_params, resolve
+from hybrid.cli.common import add_mechanism_args, add_time_budget, parse_params, resolve
+from samplers.blackbox import BlackBox
 from samplers.compile import compile_sampler
 from samplers.errors import ParameterError
 from samplers.libraries import library_mechanism
+
+# Default --samples per method: (compiled sampler, black box).  A black box may cost a
+# Python call per output (OpenDP's randomized response: 40-100 us each on 2 cores).
+DEFAULT_SAMPLES = {"statdp": (500_000, 100_000), "sniper": (10_000_000, 300_000), "audit": (1_000_000, 100_000)}
 
 
 def add_tester_args(p: argparse.ArgumentParser, samples_help: str) -> None:
     add_mechanism_args(p)
     p.add_argument("--samples", type=argtypes.positive_int, default=None, help=samples_help)
     p.add_argument("--seed", type=argtypes.seed, default=0, help="random seed in [0, 2^64) (default 0)")
+    add_time_budget(p)
 
 
-def positive_samples(args: argparse.Namespace, default: int) -> int:
-    n = default if args.samples is None else args.samples
+def positive_samples(args: argparse.Namespace, method: str, sampler: object) -> int:
+    """``--samples``, or the method's default for this kind of sampler."""
+    compiled, black_box = DEFAULT_SAMPLES[method]
+    n = (black_box if isinstance(sampler, BlackBox) else compiled) if args.samples is None else args.samples
     if n < 1:
         raise ParameterError(f"--samples must be positive, got {n}")
     return n
@@ -36,9 +44,11 @@ def resolve_sampler(args: argparse.Namespace) -> Any:
 
 
 def print_witness(res: Any) -> None:
-    """The witness lines and the reminder that the result is statistical."""
+    """The witness lines, the limits that cut the run short and the reminder that the result is statistical."""
     c = res.candidate
     if c is not None:
         print(f"  witness x = {list(c.x)}, x' = {list(c.x_prime)}")
         print(f"  event: {c.event.describe()}")
+    for limit in res.extra.get("limits_hit", []):
+        print(f"  limit: {limit}")
     print("  (statistical result, not certified)")

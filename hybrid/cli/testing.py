@@ -5,36 +5,30 @@ from __future__ import annotations
 import argparse
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import emit_json
-from hybrid.formats import eps_text, value_to_json
+from hybrid.cli.common import emit_json, time_limited
 from hybrid.cli.progress import progress_reporter
-from hybrid.cli.tester_args import (
-    add_tester_args,
-    positive_samples,
-    print_witness,
-    resolve_sampler,
-)
-from hybrid.formats import lower_str
+from hybrid.cli.tester_args import DEFAULT_SAMPLES, add_tester_args, positive_samples, print_witness, resolve_sampler
+from hybrid.formats import eps_text, lower_str, value_to_json
 from hybrid.testing import audit_test, sniper_estimate, statdp_test
-
-DEFAULT_SAMPLES = {"statdp": 500_000, "sniper": 10_000_000, "audit": 1_000_000}
 
 
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("test", help="statistically test eps-DP (StatDP test, DP-Sniper attack or audit)")
-    add_tester_args(p, "samples per input in the final stage (statdp 500000, sniper 10^7, audit runs 10^6)")
+    add_tester_args(p, "statdp: samples per input of the test (500000; black boxes 100000); sniper: outputs "
+                       "drawn by the whole attack (10^7; black boxes 300000); audit: runs (10^6; black boxes 10^5)")
     p.add_argument("--eps", type=argtypes.epsilon, required=True, help="the eps to test (e.g. 0.7 or 7/10)")
     p.add_argument("--method", choices=sorted(DEFAULT_SAMPLES), default="statdp", help="tester (default statdp)")
     p.add_argument("--alpha", type=argtypes.probability, default=0.05,
                    help="significance level: statdp rejects when p <= alpha; sniper and audit bounds "
                         "hold with confidence 1 - alpha (default 0.05)")
-    p.set_defaults(run=run)
+    p.set_defaults(run=time_limited(run))
 
 
 def run(args: argparse.Namespace) -> int:
     eps = float(args.eps)  # the testers work in floats
     n = positive_samples(args, DEFAULT_SAMPLES[args.method])
     sampler = resolve_sampler(args)
+    n = positive_samples(args, args.method, sampler)
     with progress_reporter(quiet=args.json) as report:
         if args.method == "statdp":
             res = statdp_test(sampler, eps, samples=n, alpha=args.alpha, seed=args.seed, progress=report)

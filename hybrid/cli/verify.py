@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_mechanism_args, emit_json, resolve
+from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, resolve, time_limited
 from hybrid.formats import output_str, params_to_json, ratio_display, value_to_json, witness_to_json
 from samplers.errors import ParameterError
 from verifiers.bitblast import DEFAULT_NODE_BUDGET
@@ -33,7 +33,8 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--node-budget", type=argtypes.positive_int, default=DEFAULT_NODE_BUDGET,
                    help=f"BDD node budget (default {DEFAULT_NODE_BUDGET})")
     p.add_argument("--reorder", action="store_true", help="dynamic BDD variable reordering while building")
-    p.set_defaults(run=run)
+    add_time_budget(p)
+    p.set_defaults(run=time_limited(run))
 
 
 def _input_range(text: str) -> tuple[int, int]:
@@ -56,18 +57,21 @@ def to_json(v: Verification, mech: Any, params: dict[str, Any], precision: float
     }
     if v.library is not None:
         out.update(bdd_library=v.library, bdd_nodes=v.bdd_nodes)
-    if r is not None:
+    if r is not None and (r.complete or r.x is not None):
         enclosed = hasattr(r.ratio, "hi")  # continuous noise: the level is an enclosure
         out.update(
             ratio=ratio_str(r.ratio.lo if enclosed else r.ratio), eps_lower=value_to_json(r.eps_lower),
-            eps_upper=value_to_json(r.eps_upper),
-            witness=witness_to_json(mech.name, params, r.x, r.x_prime, [r.output]) if r.x is not None else None,
+            eps_upper=value_to_json(r.eps_upper) if r.complete else None,
+            witness=witness_to_json(mech.name, params, r.x, r.x_prime, [] if r.output is None else [r.output])
+            if r.x is not None else None,
             pairs=r.pairs, symmetric=r.symmetric,
         )
         if enclosed:
             out.update(ratio_enclosure=r.ratio.to_json(), refined=r.decided)
     else:
-        out.update(ratio=None, eps_lower=None, eps_upper=None, witness=None, limit=v.limit)
+        out.update(ratio=None, eps_lower=None, eps_upper=None, witness=None, pairs=0 if r is None else r.pairs)
+    if v.status != "ok":
+        out.update(limit=v.limit, limits_hit=[v.stopped or f"{k} budget of {n}" for k, n in v.limit.items()])
     claimed = mech.claimed_eps(**params)
     out["claimed_eps"] = value_to_json(claimed)
     out["eps"] = value_to_json(v.eps)
@@ -99,8 +103,18 @@ def run(args: argparse.Namespace) -> int:
 def _print(d: dict[str, Any], v: Verification) -> None:
     lib = f" ({d['bdd_library']}, {d['bdd_nodes']} BDD nodes)" if "bdd_library" in d else ""
     print(f"{d['mechanism']} {' '.join(f'{k}={x}' for k, x in d['params'].items())}: backend {d['backend']}{lib}")
-    if d["status"] != "ok":
-        print(f"  {d['status'].replace('_', ' ')}: {d['limit']}; no certified result")
+    if d["status"] == "budget_exceeded":
+        print(f"  budget exceeded: {d['limit']}; no certified result")
+        return
+    if d["status"] == "time_limit":
+        print(f"  stopped: {d['limits_hit'][0]}")
+        if d["ratio"] is None:
+            print("  no certified result")
+            return
+        print(f"  best pair so far: e^eps >= {d['ratio']}, eps >= {d['eps_lower']!r} (certified lower bound; "
+              f"{d['pairs']} neighbour pairs examined, nothing proved about the rest)")
+        if d["proved_dp"] is False:
+            print(f"  {d['eps']}-DP is violated (this pair)")
         return
     r = v.result
     if "ratio_enclosure" in d:

@@ -19,6 +19,7 @@ import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Sequence
 
+from samplers import deadline
 from samplers.errors import LanguageError
 from samplers.lang.ir import (
     ARITY,
@@ -39,6 +40,7 @@ from samplers.lang.ir import (
 from samplers.lang.noise import geometric_window
 
 INF = math.inf
+CLOCK_EVERY = 4096  # nodes traced between two looks at the clock (samplers.deadline)
 
 # Deterministic ops whose value only depends on argument values (foldable, shareable).
 # ``argmax`` folds only when its constant arguments have a unique maximum (see _simplify).
@@ -75,6 +77,8 @@ class Builder:
                                 "range of program values")
         self.nodes.append(node)
         i = len(self.nodes) - 1
+        if i % CLOCK_EVERY == 0:
+            deadline.check("while tracing the mechanism")
         if key is not None:
             self._shared[key] = i
         return i

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from samplers.errors import DomainError, LanguageError
+from samplers.memory import check_fits
 
 Bound = int | str | Callable[[Mapping[str, Any]], int]
 
@@ -69,6 +70,11 @@ class Domain:
         return " x ".join(f"{{{l}..{h}}}" for l, h in zip(self.lo, self.hi))
 
 
+# Tracing takes 2 to 4.5 KiB per input coordinate on the catalogue (randomized response
+# to RAPPOR); the lower end is used, so only what surely cannot fit is refused.
+TRACE_BYTES_PER_COORDINATE = 2000
+
+
 @dataclass(frozen=True)
 class IntsSpec:
     """A domain declaration, resolved against parameters by :meth:`resolve`."""
@@ -81,6 +87,8 @@ class IntsSpec:
         n = _resolve(self.size, params, "size")
         if n < 1:
             raise LanguageError(f"domain size must be at least 1, got {n}")
+        which = f"-p {self.size}" if isinstance(self.size, str) else "the input length"
+        check_fits(n * TRACE_BYTES_PER_COORDINATE, f"{n} input coordinates", f"lower {which}")
 
         def per_coord(spec: Any, what: str) -> tuple[int, ...]:
             if isinstance(spec, (list, tuple)):

@@ -9,7 +9,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Sequence
 
+from samplers import deadline
 from samplers.errors import ParameterError
+from samplers.memory import check_fits
 from samplers.lang.exact import Rational, exact, fraction_str
 
 Law = tuple[int, tuple[Fraction, ...]]
@@ -44,6 +46,17 @@ def categorical_law(weights: Sequence[Rational]) -> Law:
     return 0, tuple(v / total for v in w)
 
 
+# Bytes a law takes per outcome in the IR and its compiled forms (a Fraction, a cumulative
+# table entry, the enumerator's weights), before the outcome's own digits.
+LAW_BYTES_PER_OUTCOME = 200
+
+
+def check_law_size(outcomes: int, digits_bits: int, what: str) -> None:
+    """Refuse a law of ``outcomes`` values whose weights total ``digits_bits`` bits if it cannot fit."""
+    check_fits(outcomes * LAW_BYTES_PER_OUTCOME + digits_bits / 8, f"{what}: a law over {outcomes} values",
+               "lower the parameter that sets its range")
+
+
 def uniform_law(lo: int, hi: int) -> Law:
     """Uniform on the integers ``lo..hi`` inclusive."""
     if not (isinstance(lo, int) and isinstance(hi, int)) or isinstance(lo, bool) or isinstance(hi, bool):
@@ -51,6 +64,7 @@ def uniform_law(lo: int, hi: int) -> Law:
     if lo > hi:
         raise ParameterError(f"uniform(lo, hi): empty range {lo}..{hi}")
     k = hi - lo + 1
+    check_law_size(k, 0, "uniform(lo, hi)")
     return lo, (Fraction(1, k),) * k
 
 
@@ -71,6 +85,10 @@ def geometric_window(a: Fraction, zmin: int, zmax: int) -> Law:
     """
     if zmin == zmax:
         return zmin, (Fraction(1),)
+    # a^|z| has about |z| times the bits of a: the digits grow quadratically with the window
+    far = max(abs(zmin), abs(zmax))
+    check_law_size(zmax - zmin + 1, far * (zmax - zmin + 1) * (a.numerator.bit_length() + a.denominator.bit_length()) // 2,
+                   "two_sided_geometric(a)")
 
     def point(z: int) -> Fraction:
         return (1 - a) / (1 + a) * a ** abs(z)
@@ -81,7 +99,12 @@ def geometric_window(a: Fraction, zmin: int, zmax: int) -> Law:
     def above(z: int) -> Fraction:  # P(Z >= z)
         return a**z / (1 + a) if z >= 0 else 1 - a ** (1 - z) / (1 + a)
 
-    weights = [below(zmin)] + [point(z) for z in range(zmin + 1, zmax)] + [above(zmax)]
+    weights = [below(zmin)]
+    for z in range(zmin + 1, zmax):
+        if z % 1024 == 0:
+            deadline.check("while tabulating two_sided_geometric(a)")
+        weights.append(point(z))
+    weights.append(above(zmax))
     return zmin, tuple(weights)
 
 
@@ -92,6 +115,8 @@ def discrete_laplace_law(a: Rational, bound: int) -> Law:
         raise ParameterError(f"discrete_laplace(a, bound): a = {fraction_str(q)} must satisfy 0 < a < 1")
     if not isinstance(bound, int) or isinstance(bound, bool) or bound < 0:
         raise ParameterError("discrete_laplace(a, bound): bound must be a non-negative integer")
+    check_law_size(2 * bound + 1, bound * (2 * bound + 1) * (q.numerator.bit_length() + q.denominator.bit_length()) // 2,
+                   "discrete_laplace(a, bound)")
     raw = [q ** abs(z) for z in range(-bound, bound + 1)]
     total = sum(raw)
     return -bound, tuple(w / total for w in raw)
