@@ -39,6 +39,7 @@ from hybrid.numeric_events import EventTuner
 from hybrid.regions import symbolic
 from hybrid.search import SearchResult, _confidence, _one_sided, _Search, _statistical
 from hybrid.seeds import derive_seed
+from samplers import deadline
 from samplers.compile import compile_sampler
 from samplers.errors import LimitExceeded, UnsupportedByBackend
 from samplers.lang.ir import Program
@@ -180,8 +181,7 @@ class _Finite:
         return _Best(pair, lv.ratio, lv.output)
 
     def certify(self, pairs: list[Pair]) -> _Best:
-        clock = self.s.clock
-        stop = time.perf_counter() + CERTIFY_SHARE * max(0.0, clock.deadline - time.perf_counter())
+        stop = time.perf_counter() + CERTIFY_SHARE * max(0.0, deadline.remaining())
         found: list[_Best] = []
         for i, p in enumerate(pairs):
             if i >= 2 and time.perf_counter() > stop:
@@ -256,14 +256,13 @@ class _Numeric:
         self.table: list[dict[str, Any]] = []
 
     def certify(self, pairs: list[Pair]) -> _Best:
-        clock = self.s.clock
-        stop = time.perf_counter() + CERTIFY_SHARE * max(0.0, clock.deadline - time.perf_counter())
+        stop = time.perf_counter() + CERTIFY_SHARE * max(0.0, deadline.remaining())
         best = None
         for i, p in enumerate(pairs):
             if i >= 2 and time.perf_counter() > stop:
                 self.s.limits.append(f"tuned events on {i} of {len(pairs)} candidate pairs within the time budget")
                 break
-            t = self.tuner.tune(p.x, p.x_prime, deadline=clock.deadline if i == 0 else stop)
+            t = self.tuner.tune(p.x, p.x_prime, deadline=time.perf_counter() + deadline.remaining() if i == 0 else stop)
             self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
                                "ratio": ratio_str(t.ratio.lo),
                                "event": t.event.describe() if t.event is not None else "any output"})

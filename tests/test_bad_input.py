@@ -108,7 +108,7 @@ CASES = [
     _bad("sample", "svt1", "-p", "c=0", "--input", "1", "-n", "10", msg="c must be at least 1"),
     _bad("sample", "laplace_parallel", "-p", "k=0", "--input", "1", "-n", "10", msg="k must be at least 1"),
     _bad("dist", "svt_geom", "-p", "W=-1", "--input", "1,1,1,1", msg="W must be at least 0"),
-    _bad("dist", "rr", "-p", "n=" + "9" * 30, "--input", "0", msg="cannot be built"),
+    _bad("dist", "rr", "-p", "n=" + "9" * 30, "--input", "0", msg="needed"),
     _bad("dist", "rr", "-p", "lam=1e400", "--input", "0,0,0,0", msg="not a finite number"),
     _bad("search", "rr", "--precision", "nan", msg="--precision"),
     _bad("search", "rr", "--precision", "inf", msg="--precision"),
