@@ -193,8 +193,7 @@ def test_sizes_that_cannot_fit_are_refused(capsys, argv, names):
 
 @pytest.mark.parametrize("command", ["verify", "dist", "accuracy", "sample", "test", "estimate", "search"])
 def test_every_command_has_a_time_budget(capsys, command):
-    with pytest.raises(SystemExit):
-        main([command, "--help"])
+    assert main([command, "--help"]) == 0
     assert "--time-budget" in capsys.readouterr().out
 
 

@@ -9,9 +9,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, parse_input, resolve, time_limited
+from hybrid.cli.common import (
+    add_mechanism_args,
+    add_time_budget,
+    emit_json,
+    parse_input,
+    resolve,
+    time_limited,
+)
 from hybrid.formats import output_str, output_to_json, params_to_json
 from samplers.lang.exact import fraction_str
+from samplers.lang.ir import INT
 from samplers.memory import check_fits
 from verifiers.backends import get_backend
 from verifiers.base import output_order
@@ -33,8 +41,10 @@ def run(args: argparse.Namespace) -> int:
     mech, params = resolve(args)
     program = mech.trace(**params)
     backend = get_backend(program, args.backend)  # refuses continuous noise first
-    check_fits(program.output_space * DIST_BYTES_PER_OUTPUT, f"a distribution over up to {program.output_space} outputs",
-               "use 'dphybrid verify' or 'dphybrid sample' for a mechanism this large")
+    if program.output_kind == INT:  # released real values have no distribution to list (the backend says so)
+        check_fits(program.output_space * DIST_BYTES_PER_OUTPUT,
+                   f"a distribution over up to {program.output_space} outputs",
+                   "use 'dphybrid verify' or 'dphybrid sample' for a mechanism this large")
     x = backend.check_input(parse_input(args.input))
     dist = backend.distribution(x)
     items = sorted(dist.items(), key=lambda kv: output_order(kv[0]))

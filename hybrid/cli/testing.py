@@ -26,7 +26,6 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     eps = float(args.eps)  # the testers work in floats
-    n = positive_samples(args, DEFAULT_SAMPLES[args.method])
     sampler = resolve_sampler(args)
     n = positive_samples(args, args.method, sampler)
     with progress_reporter(quiet=args.json) as report:
