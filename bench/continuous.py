@@ -1,6 +1,6 @@
 """Certified bounds for continuous noise: DP-Sniper's suite, global levels, Gaussian delta.
 
-1. DP-Sniper's 20 mechanisms at eps = 0.1 with its inputs (``hybrid/suites/dpsniper.toml``):
+1. DP-Sniper's 20 mechanisms at eps = 0.1 with its inputs (``hybrid/suites/builtin/dpsniper.toml``):
    ``search`` with a per-entry time budget; the certified bound against DP-Sniper's
    published (statistical) bound, against our own statistical interval from the same run
    (the StatDP-style test inside the search), and against the true level where the
@@ -25,7 +25,7 @@ from typing import Any
 import mpmath
 
 from bench.common import machine, markdown_table
-from hybrid.search import search
+from hybrid.searcher.search import search
 from samplers import catalogue
 from samplers.compile import compile_sampler
 from verifiers.approx_dp import threshold_delta

@@ -22,8 +22,8 @@ from typing import Any
 from bench.common import best_time, machine, markdown_table, run_python
 from hybrid.formats import lower_str
 from hybrid.inputs import pattern_pairs
-from hybrid.search import search
-from hybrid.testing import statdp_interval
+from hybrid.searcher.search import search
+from hybrid.testers.testing import statdp_interval
 from samplers import catalogue
 from samplers.compile import compile_sampler
 from verifiers.backends import get_backend
@@ -77,7 +77,7 @@ def compare(quick: bool) -> list[list[Any]]:
 _MAIN_JOB = """
 import json, time
 t0 = time.perf_counter()
-from hybrid.search import search
+from hybrid.searcher.search import search
 from samplers import catalogue
 r = search(catalogue.get("noisy_max_geom"))
 print(json.dumps({"seconds": time.perf_counter() - t0, "ratio": str(r.ratio)}))

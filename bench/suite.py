@@ -1,6 +1,6 @@
 """Suite scaling: ``python -m bench.suite [--quick] [--suite NAME_OR_FILE]``.
 
-Runs a suite (default: the built-in ``discrete``) through :func:`hybrid.suite.run_suite`
+Runs a suite (default: the built-in ``discrete``) through :func:`hybrid.suites.runner.run_suite`
 twice on the local backend (a process per entry), with 1 and with 2 workers, each in a
 fresh interpreter with empty kernel caches (so both runs pay the same JIT) and into a
 fresh temporary JSONL file.  Reported: the wall time of each run, the speed-up, the sum
@@ -34,8 +34,8 @@ QUICK_ENTRIES = 4
 
 _RUN = """
 import json, time
-from hybrid.suite import run_suite
-from hybrid.suite_file import Suite, load_suite
+from hybrid.suites.runner import run_suite
+from hybrid.suites.suite_file import Suite, load_suite
 s = load_suite({suite!r})
 s = Suite(s.name, s.entries[:{limit!r}], s.description)
 t = time.perf_counter()
@@ -56,7 +56,7 @@ def lpt_makespan(times: Sequence[float], workers: int) -> float:
 
 def run_once(suite: str, limit: int | None, jobs: int, workdir: Path) -> tuple[float, list[dict[str, Any]]]:
     """One ``run_suite`` in a fresh interpreter with fresh caches: (wall seconds, rows)."""
-    from hybrid.results_log import read_results
+    from hybrid.suites.results_log import read_results
 
     out = workdir / f"jobs{jobs}.jsonl"
     env = {**os.environ, "DPHYBRID_CACHE_DIR": str(workdir / f"cache{jobs}" / "kernels"),
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--suite", default="discrete", help="a built-in suite name or a .toml/.json suite file")
     ap.add_argument("--quick", action="store_true", help=f"the suite's first {QUICK_ENTRIES} entries only")
     args = ap.parse_args(argv)
-    from hybrid.suite_file import SuiteError, load_suite
+    from hybrid.suites.suite_file import SuiteError, load_suite
 
     try:
         suite = load_suite(args.suite)

@@ -24,10 +24,10 @@ import numpy as np
 from scipy.stats import hypergeom
 
 from bench.common import markdown_table
-from hybrid.events import SetEvent
-from hybrid.features import IDENTITY
-from hybrid.fisher import thinned_pvalues, thinning_uniforms
-from hybrid.sniper import SniperTester
+from hybrid.testers.events import SetEvent
+from hybrid.testers.features import IDENTITY
+from hybrid.testers.fisher import thinned_pvalues, thinning_uniforms
+from hybrid.testers.sniper import SniperTester
 from samplers import catalogue
 from samplers.compile import compile_sampler
 

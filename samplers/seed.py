@@ -7,7 +7,7 @@ an error instead.
 
 from __future__ import annotations
 
-import numpy as np
+from numbers import Integral
 
 from samplers.errors import ParameterError
 
@@ -16,7 +16,7 @@ SEED_LIMIT = 2**64
 
 def check_seed(seed: int) -> int:
     """``seed`` as a Python int, if it is an integer in [0, 2^64)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+    if isinstance(seed, bool) or not isinstance(seed, Integral):
         raise ParameterError(f"seed must be an integer, got {seed!r}")
     if not 0 <= int(seed) < SEED_LIMIT:
         raise ParameterError(f"seed must lie in [0, 2^64), got {seed}")

@@ -5,7 +5,7 @@
   limit fails the test instead of hanging it);
 - ``victim DIR``: writes its pid to ``DIR/victim.pid`` and sleeps, to be killed from outside (the
   directory travels in the id: the fork server's environment is older than the test);
-- anything else: the real search (:func:`hybrid.suite.run_search_entry`).
+- anything else: the real search (:func:`hybrid.suites.runner.run_search_entry`).
 """
 
 import os
@@ -13,7 +13,7 @@ import signal
 import time
 from pathlib import Path
 
-from hybrid.suite import run_search_entry
+from hybrid.suites.runner import run_search_entry
 
 GIVE_UP = 60.0
 

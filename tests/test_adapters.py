@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hybrid.inputs import Pair
-from hybrid.testing import sniper_estimate, statdp_test
+from hybrid.testers.testing import sniper_estimate, statdp_test
 from samplers.blackbox import BlackBoxError, PerCallBlackBox, VectorisedBlackBox
 from samplers.errors import DomainError, ParameterError, UnknownMechanism
 from samplers.lang.domain import Domain

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from hybrid.audit import audit_bound, classic_audit, max_certifiable, one_run_audit
+from hybrid.testers.audit import audit_bound, classic_audit, max_certifiable, one_run_audit
 from hybrid.inputs import Pair
 from samplers import catalogue
 from samplers.blackbox import VectorisedBlackBox

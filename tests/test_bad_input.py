@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from hybrid.cli import main
-from hybrid.plots import plot_path
+from hybrid.suites.plots import plot_path
 
 RR4 = ["--input", "1,0,1,0", "-n", "10"]
 ATTACK = {"attack": {"x": [0, 0], "x_prime": [1, 0], "transform": {"name": "joint", "joint": [[0, 0], [1, 1]]},

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from hybrid.cli import main
-from hybrid.draws import Sample, as_sample
+from hybrid.testers.draws import Sample, as_sample
 from hybrid.inputs import Pair
-from hybrid.search import Budget, search
-from hybrid.sniper import SniperTester, _Hits, attack_sizes
-from hybrid.testing import sniper_estimate
+from hybrid.searcher.search import Budget, search
+from hybrid.testers.sniper import SniperTester, _Hits, attack_sizes
+from hybrid.testers.testing import sniper_estimate
 from samplers import catalogue, deadline
 from samplers.blackbox import VectorisedBlackBox
 from samplers.compile import compile_sampler

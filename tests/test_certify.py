@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from hybrid.certify import WitnessFileError, certify_file, parse_witnesses, certify
+from hybrid.searcher.certify import WitnessFileError, certify_file, parse_witnesses, certify
 from hybrid.cli import main
-from hybrid.search import Budget, search
+from hybrid.searcher.search import Budget, search
 from samplers import catalogue
 from samplers.errors import DomainError, UnknownMechanism
 
@@ -113,7 +113,7 @@ def test_exported_attack_is_certified_exactly(tmp_path):
     """A DP-Sniper-style attack fitted on samples: P(S) = P(score > t) + q P(score = t), exactly."""
     from fractions import Fraction
 
-    from hybrid.testing import sniper_estimate
+    from hybrid.testers.testing import sniper_estimate
     from samplers.compile import compile_sampler
     from verifiers.enumerate import Enumerator
 

@@ -76,7 +76,7 @@ def test_bad_input_is_one_line_and_status_2(capsys, argv, message):
 
 def test_exported_attack_on_a_continuous_mechanism_is_certified(capsys, tmp_path):
     """A DP-Sniper-style attack on the Laplace mechanism (a logistic score with a step feature)."""
-    from hybrid.testing import sniper_estimate
+    from hybrid.testers.testing import sniper_estimate
     from samplers import catalogue
     from samplers.compile import compile_sampler
 

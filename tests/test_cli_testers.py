@@ -5,7 +5,7 @@ import json
 import pytest
 
 from hybrid.cli import main
-from hybrid.events import event_from_json
+from hybrid.testers.event_json import event_from_json
 
 
 def _json(capsys, argv):

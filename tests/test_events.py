@@ -6,8 +6,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from hybrid.events import Product, SetEvent, Threshold, event_from_json, feature_candidates
-from hybrid.features import IDENTITY, Feature, MalformedEvent, default_features
+from hybrid.testers.event_json import event_from_json
+from hybrid.testers.events import Product, SetEvent, Threshold, feature_candidates
+from hybrid.testers.features import IDENTITY, Feature, MalformedEvent, default_features
 from samplers import catalogue
 from samplers.compile import compile_sampler
 from samplers.lang.ir import BOTTOM, BOTTOM_CODE

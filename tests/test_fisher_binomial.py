@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy.stats import binom, hypergeom
 
-from hybrid.binomial import cp_lower, cp_upper, logit
-from hybrid.fisher import stratified_uniforms, thinned_pvalue, thinned_pvalues, thinning_uniforms
+from hybrid.testers.binomial import cp_lower, cp_upper, logit
+from hybrid.testers.fisher import stratified_uniforms, thinned_pvalue, thinned_pvalues, thinning_uniforms
 
 
 def test_statdp_sanity_values():

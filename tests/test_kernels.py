@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from hybrid.attack import Model
-from hybrid.transforms import Column, Transform
+from hybrid.testers.attack import Model
+from hybrid.testers.transforms import Column, Transform
 from samplers.lang.ir import BOTTOM_CODE
 
 
 def numpy_features(t: Transform, samples: np.ndarray) -> np.ndarray:
-    """The numpy definition of the per-column transform (see hybrid.transforms)."""
+    """The numpy definition of the per-column transform (see hybrid.testers.transforms)."""
     cols = samples.reshape(len(samples), -1)
     blocks = []
     for j, c in enumerate(t.columns):

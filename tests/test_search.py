@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-from hybrid.search import Budget, search
+from hybrid.searcher.search import Budget, search
 from samplers import catalogue
 from samplers.errors import ParameterError
 from verifiers.backends import get_backend

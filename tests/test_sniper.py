@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from hybrid.attack import Attack
-from hybrid.events import event_from_json
+from hybrid.testers.attack import Attack
+from hybrid.testers.event_json import event_from_json
 from hybrid.inputs import Pair
-from hybrid.sniper import SniperTester, eps_bounds, thresholds
-from hybrid.transforms import fit_transform
+from hybrid.testers.sniper import SniperTester, eps_bounds, thresholds
+from hybrid.testers.transforms import fit_transform
 from samplers import catalogue
 from samplers.compile import compile_sampler
 from verifiers.enumerate import Enumerator

@@ -13,9 +13,9 @@ import math
 
 import pytest
 
-from hybrid.events import event_from_json
+from hybrid.testers.event_json import event_from_json
 from hybrid.inputs import Pair
-from hybrid.statdp import StatDPTester
+from hybrid.testers.statdp import StatDPTester
 from samplers import catalogue
 from samplers.compile import compile_sampler
 

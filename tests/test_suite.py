@@ -13,10 +13,10 @@ import time
 import pytest
 
 from hybrid.cli import main
-from hybrid.report import table, verdict
-from hybrid.results_log import ResultsFileError, ResultsLog, read_results
-from hybrid.suite import run_suite
-from hybrid.suite_file import SuiteError, load_suite
+from hybrid.suites.report import table, verdict
+from hybrid.suites.results_log import ResultsFileError, ResultsLog, read_results
+from hybrid.suites.runner import run_suite
+from hybrid.suites.suite_file import SuiteError, load_suite
 
 SUITE = """
 name = "small"

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from hybrid.cli import main
-from hybrid.results_log import row_line
+from hybrid.suites.results_log import row_line
 
 GOOD_ROW = row_line({"id": "trunc_geom", "index": 0, "entry": {"mechanism": "trunc_geom", "params": {}},
                      "status": "ok", "result": {"eps_lower": 0.69, "ratio": "2"}, "error": None,

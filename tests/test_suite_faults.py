@@ -16,11 +16,11 @@ import time
 import pytest
 
 from hybrid.cli import main
-from hybrid.report import markdown
-from hybrid.results_log import (ResultsFileError, ResultsLog, current_rows, parse_results, read_results,
+from hybrid.suites.report import markdown
+from hybrid.suites.results_log import (ResultsFileError, ResultsLog, current_rows, parse_results, read_results,
                                 row_line)
-from hybrid.suite import execute, run_suite
-from hybrid.suite_file import Entry, parse_suite
+from hybrid.suites.runner import execute, run_suite
+from hybrid.suites.suite_file import Entry, parse_suite
 from suite_faults import faulty
 
 
@@ -72,8 +72,8 @@ def _gone(pid, seconds):
 
 def test_killing_the_run_leaves_no_entry_running(tmp_path):
     coordinator = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        from hybrid.suite import run_suite
-        from hybrid.suite_file import parse_suite
+        from hybrid.suites.runner import run_suite
+        from hybrid.suites.suite_file import parse_suite
         from suite_faults import faulty
         suite = parse_suite({{"entry": [{{"mechanism": "rr", "id": "victim {tmp_path}"}}]}}, "s")
         run_suite(suite, runner=faulty)
@@ -126,7 +126,7 @@ def test_a_second_writer_is_refused(tmp_path):
     before = out.read_bytes()
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
-        from hybrid.results_log import ResultsLog
+        from hybrid.suites.results_log import ResultsLog
         log = ResultsLog({str(out)!r}, resume=True)
         print("locked", flush=True)
         time.sleep(120)

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 from scipy.stats import kstest
 
-from hybrid.search import search
-from hybrid.statdp import StatDPTester
+from hybrid.searcher.search import search
+from hybrid.testers.statdp import StatDPTester
 from samplers import catalogue
 from samplers.compile import compile_sampler
 from samplers.counts import output_counts

@@ -12,33 +12,41 @@ from typing import Any, Callable
 from samplers.errors import ParameterError
 from samplers.lang.ir import Program
 from verifiers.base import ExactBackend, refuse_continuous
-from verifiers.bdd import BDDBackend
-from verifiers.enumerate import Enumerator
-
-BACKENDS: dict[str, Callable[..., ExactBackend]] = {"enumerate": Enumerator, "bdd": BDDBackend}
 
 # Up to this many joint noise outcomes the enumerator's brute force is as quick as
 # building BDDs; above it the BDD's sharing wins (bench/verify.py measures both).
 ENUMERATE_MAX_OUTCOMES = 256
 
 
-def _smt(program: Program) -> ExactBackend:
-    """The z3 backend (imported on use, to keep z3's import off every other command's start-up)."""
+def _enumerate(program: Program, **_: Any) -> ExactBackend:
+    from verifiers.enumerate import Enumerator
+
+    return Enumerator(program)
+
+
+def _bdd(program: Program, **options: Any) -> ExactBackend:
+    from verifiers.bdd import BDDBackend
+
+    return BDDBackend(program, **options)
+
+
+def _smt(program: Program, **_: Any) -> ExactBackend:
     from verifiers.smt import SmtBackend
 
     return SmtBackend(program)
 
 
-BACKENDS["smt"] = _smt
-
-
-def _continuous(program: Program) -> Any:
+def _continuous(program: Program, **_: Any) -> Any:
     from verifiers.continuous import ContinuousBackend
 
     return ContinuousBackend(program)
 
 
-BACKENDS["continuous"] = _continuous
+# Each backend is imported when first used, so that no command pays for dd, z3 or
+# python-flint unless it runs that backend.  ``options`` (``node_budget``, ...) are the BDD's.
+BACKENDS: dict[str, Callable[..., Any]] = {
+    "enumerate": _enumerate, "bdd": _bdd, "smt": _smt, "continuous": _continuous,
+}
 
 
 def choose(program: Program) -> str:
@@ -60,4 +68,4 @@ def get_backend(program: Program, name: str = "auto", **options: Any) -> Any:
         raise ParameterError(f"unknown backend {name!r} (known: auto, {', '.join(BACKENDS)})")
     if key != "continuous":
         refuse_continuous(program, key)
-    return BACKENDS[key](program, **options) if key == "bdd" else BACKENDS[key](program)
+    return BACKENDS[key](program, **options)

@@ -18,7 +18,7 @@ path's weight times the probability of its region (:mod:`verifiers.region`).  Ev
 are either collections of outputs or *symbolic events*: callables ``event(run)`` that
 read outputs with ``run.output(k)``, compare them with ``run.less`` / ``run.winner``
 (which branch the path) and return the path's membership weight (1, 0 or a rational
-such as an attack's tie probability).  ``hybrid.regions`` turns the testers' events
+such as an attack's tie probability).  ``hybrid.searcher.regions`` turns the testers' events
 into symbolic events.
 
 Enclosures are refined on demand by raising the level (precision bits, quadrature and

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hybrid.certify import certify_file
+from hybrid.searcher.certify import certify_file
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_json_flag, emit_json
 from hybrid.formats import eps_text, ratio_display

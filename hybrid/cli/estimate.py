@@ -14,9 +14,9 @@ from hybrid.cli.tester_args import (
     resolve_sampler,
 )
 from hybrid.formats import lower_str
-from hybrid.sniper import CLASSIFIERS
-from hybrid.testing import sniper_estimate, statdp_interval
-from hybrid.transforms import NAMES
+from hybrid.testers.sniper import CLASSIFIERS
+from hybrid.testers.testing import sniper_estimate, statdp_interval
+from hybrid.testers.transforms import NAMES
 
 
 def register(subs: argparse._SubParsersAction) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from hybrid.report import html_report, json_report, markdown, plot
-from hybrid.results_log import ResultsFileError, current_rows, read_results
+from hybrid.suites.report import html_report, json_report, markdown, plot
+from hybrid.suites.results_log import ResultsFileError, current_rows, read_results
 
 
 def register(subs: argparse._SubParsersAction) -> None:

@@ -8,7 +8,7 @@ from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, emit_json, resolve, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.formats import float_at_most
-from hybrid.search import Budget, search
+from hybrid.searcher.search import Budget, search
 from samplers.errors import ParameterError
 
 
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     mech, params = resolve(args)
     plot = None
     if args.plot:  # checked before the work, written after the result is out
-        from hybrid.plots import plot_path
+        from hybrid.suites.plots import plot_path
 
         plot = plot_path(args.plot)
     # the claim as the largest double not above it: the verdicts, made on double bounds, stay exact
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
         print_search(data)
     if plot is not None:  # after the result is out, so a plot that cannot be written loses nothing
-        from hybrid.plots import search_plot
+        from hybrid.suites.plots import search_plot
 
         search_plot(data, plot)
         if not args.json:

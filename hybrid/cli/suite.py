@@ -7,9 +7,9 @@ import sys
 from typing import Any
 
 from hybrid.cli.common import add_json_flag, emit_json
-from hybrid.report import markdown
-from hybrid.suite import BACKENDS, run_suite
-from hybrid.suite_file import load_suite
+from hybrid.suites.report import markdown
+from hybrid.suites.runner import BACKENDS, run_suite
+from hybrid.suites.suite_file import load_suite
 
 
 def register(subs: argparse._SubParsersAction) -> None:

@@ -9,7 +9,7 @@ from hybrid.cli.common import emit_json, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.cli.tester_args import DEFAULT_SAMPLES, add_tester_args, positive_samples, print_witness, resolve_sampler
 from hybrid.formats import eps_text, lower_str, value_to_json
-from hybrid.testing import audit_test, sniper_estimate, statdp_test
+from hybrid.testers.testing import audit_test, sniper_estimate, statdp_test
 
 
 def register(subs: argparse._SubParsersAction) -> None:

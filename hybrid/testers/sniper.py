@@ -4,7 +4,7 @@ For each candidate pair (x, x'):
 
 1. **train** a classifier to tell M(x) (label 1) from M(x') (label 0) on a subsample
    (logistic regression by default, ``mlp`` for a small neural network; a feature
-   transform first, see :mod:`hybrid.transforms`);
+   transform first, see :mod:`hybrid.testers.transforms`);
 2. **threshold**: on fresh outputs of x', pick for every level c of a grid the
    randomised threshold attack S(t, q) with ``P(M(x') in S) = c``;
 3. **check**: on fresh outputs of both inputs, estimate both probabilities for every c
@@ -23,7 +23,7 @@ score at the threshold are kept by real coin flips, so the hit counts are binomi
 
 Every stage's size is a count (:func:`attack_sizes` derives them from one budget), and
 each input's sample in a selection stage is drawn once and shared by every pair that
-contains it (:mod:`hybrid.draws`); only the final sample must be fresh for the bound.
+contains it (:mod:`hybrid.testers.draws`); only the final sample must be fresh for the bound.
 """
 
 from __future__ import annotations
@@ -35,13 +35,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from hybrid.attack import Attack, Model
-from hybrid.binomial import cp_lower, cp_upper, log_ratio_lower
-from hybrid.draws import Draws, Sample, as_sample, seed_of
-from hybrid.features import row_keys
+from hybrid.testers.attack import Attack, Model
+from hybrid.testers.binomial import cp_lower, cp_upper, log_ratio_lower
+from hybrid.testers.draws import Draws, Sample, as_sample, seed_of
+from hybrid.testers.features import row_keys
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
-from hybrid.transforms import Transform, fit_transform
+from hybrid.testers.transforms import Transform, fit_transform
 from samplers import deadline
 from samplers.deadline import TimeLimitReached
 from samplers.errors import ParameterError
@@ -221,7 +221,7 @@ class SniperTester:
 
     Every stage's size is a count of outputs per input: ``n_train``, ``n_threshold`` and
     ``n_check`` per pair's inputs (each input's sample is drawn once and shared by the
-    pairs, :mod:`hybrid.draws`), ``n_recheck`` for the best :data:`RECHECK` pairs
+    pairs, :mod:`hybrid.testers.draws`), ``n_recheck`` for the best :data:`RECHECK` pairs
     (default ``min(n_final, 10 n_check)``) and ``n_final``.  The time limit in force
     (:mod:`samplers.deadline`) only stops work: pairs left untrained, a final sample cut
     short; each is named in :attr:`limits` and the bound stays valid for what was drawn.

@@ -1,6 +1,6 @@
 """Suites: lists of (mechanism, parameters, claim, precision, budget) to run together.
 
-A suite is a TOML or JSON file (the built-in ones live in ``hybrid/suites/``):
+A suite is a TOML or JSON file (the built-in ones live in ``hybrid/suites/builtin/``):
 
 .. code-block:: toml
 
@@ -229,7 +229,7 @@ def parse_suite(data: Any, name: str) -> Suite:
 def load_suite(name_or_path: str) -> Suite:
     """A built-in suite by name, or a suite file (``.toml`` or ``.json``)."""
     if name_or_path in BUILTIN:
-        text = resources.files("hybrid.suites").joinpath(f"{name_or_path}.toml").read_text()
+        text = resources.files("hybrid.suites").joinpath("builtin").joinpath(f"{name_or_path}.toml").read_text()
         return parse_suite(tomllib.loads(text), name_or_path)
     path = Path(name_or_path)
     if not path.is_file():

@@ -1,6 +1,6 @@
 """Run a suite's entries in parallel, on this machine or on a dask.distributed cluster.
 
-Each entry runs in a process of its own (:mod:`hybrid.entry_process`), supervised by a
+Each entry runs in a process of its own (:mod:`hybrid.suites.entry_process`), supervised by a
 joblib thread on this machine or a dask task on a cluster, and killed at the entry's
 hard time limit on every backend; a process that dies or overruns becomes that
 entry's ``error`` or ``timeout`` row and the run goes on.  Every finished entry becomes
@@ -23,10 +23,10 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
-from hybrid.entry_process import run_isolated
+from hybrid.suites.entry_process import run_isolated
 from hybrid.formats import json_safe
-from hybrid.results_log import ResultsLog
-from hybrid.suite_file import Entry, Suite, SuiteError
+from hybrid.suites.results_log import ResultsLog
+from hybrid.suites.suite_file import Entry, Suite, SuiteError
 
 Runner = Callable[[Entry], dict[str, Any]]
 BACKENDS = ("local", "dask")
@@ -34,7 +34,7 @@ BACKENDS = ("local", "dask")
 
 def run_search_entry(entry: Entry) -> dict[str, Any]:
     """The default runner: the hybrid search on one entry, as its JSON result."""
-    from hybrid.search import Budget, search  # imported in the entry's process
+    from hybrid.searcher.search import Budget, search  # imported in the entry's process
     from samplers import catalogue
 
     budget = Budget(time=entry.budget) if entry.samples is None else Budget(time=entry.budget, samples=entry.samples)

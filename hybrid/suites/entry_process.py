@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-PRELOAD = ["hybrid.search", "hybrid.suite", "samplers.catalogue", "hybrid.compiler_warmup"]
+PRELOAD = ["hybrid.searcher.search", "hybrid.suites.runner", "samplers.catalogue", "hybrid.suites.compiler_warmup"]
 POLL = 1.0  # seconds between checks of the supervisor's stop flag
 
 Job = tuple[Callable[[Any], dict[str, Any]], Any, int, str]  # runner, entry, numba threads, answer file
@@ -124,7 +124,7 @@ class _Child:
 def _start(job: Job) -> _Child:
     if multiprocessing.current_process().daemon:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        proc = subprocess.Popen([sys.executable, "-m", "hybrid.entry_process"], stdin=subprocess.PIPE, env=env)
+        proc = subprocess.Popen([sys.executable, "-m", "hybrid.suites.entry_process"], stdin=subprocess.PIPE, env=env)
         assert proc.stdin is not None
         try:  # stdin stays open: its end closing tells the entry that its supervisor is gone
             pickle.dump(job, proc.stdin)

@@ -139,7 +139,7 @@ def summary(rows: Sequence[dict[str, Any]]) -> str:
 
 def plot(rows: Sequence[dict[str, Any]], path: str, title: str = "dphybrid lower bounds") -> None:
     """Bars of our lower bounds against the claimed eps and any published bounds."""
-    from hybrid.plots import bounds_plot
+    from hybrid.suites.plots import bounds_plot
 
     names = [f"{r['entry']['mechanism']}" for r in rows]
     ours = [_num((r.get("result") or {}).get("eps_lower")) for r in rows]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from hybrid.formats import json_safe
-from hybrid.suite_file import SuiteError, check_claimed_eps, check_reference
+from hybrid.suites.suite_file import SuiteError, check_claimed_eps, check_reference
 from samplers.errors import DPHybridError
 from verifiers.ratio import parse_ratio
 

@@ -1,7 +1,7 @@
 """StatDP-style testing (Ding et al. 2018), re-implemented on batched samplers.
 
 For each candidate input pair, a first batch of samples from both inputs selects an
-event: every candidate event of every feature (:mod:`hybrid.features`) is counted at
+event: every candidate event of every feature (:mod:`hybrid.testers.features`) is counted at
 once, rare events are excluded as StatDP does, a normal approximation ranks the rest
 and the best :data:`SCREEN` get the exact thinned Fisher p-value; a fresh batch then tests
 H0: ``P(M(x) in E) <= e^eps P(M(x') in E)`` for the selected pair and event.  A small
@@ -29,10 +29,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from hybrid.binomial import log_ratio_lower
-from hybrid.events import Candidates, Event, feature_candidates, product_candidates
-from hybrid.features import Feature, default_features
-from hybrid.fisher import approximate_z, stratified_uniforms, thinned_pvalues, thinning_uniforms
+from hybrid.testers.binomial import log_ratio_lower
+from hybrid.testers.events import Candidates, Event, feature_candidates, product_candidates
+from hybrid.testers.features import Feature, default_features
+from hybrid.testers.fisher import approximate_z, stratified_uniforms, thinned_pvalues, thinning_uniforms
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
 from hybrid.timing import sample_timed

@@ -4,10 +4,10 @@ A symbolic event (:mod:`verifiers.continuous`) reads a path's outputs with
 ``run.output(k)`` (constants, ``BOTTOM`` or affine forms in the noise) and compares
 them with ``run.less`` / ``run.winner``, which branch the path; it returns the path's
 membership weight.  :func:`symbolic` builds one from any event the testers write
-(:mod:`hybrid.events`): set events, thresholds on a feature, products, and the
+(:mod:`hybrid.testers.events`): set events, thresholds on a feature, products, and the
 exported logistic attack; a list of outputs is a set event on the whole output.
 
-Features are evaluated with the same meaning as on samples (:mod:`hybrid.features`),
+Features are evaluated with the same meaning as on samples (:mod:`hybrid.testers.features`),
 in exact real arithmetic: a released continuous value is never equal to a constant
 (probability zero), so it is never bottom or a special code; ``max``/``min`` of the
 numeric entries branch on the winner; a ``linear`` feature is an affine form.  An
@@ -23,10 +23,10 @@ import math
 from fractions import Fraction
 from typing import Any, Sequence
 
-from hybrid.attack import Attack
-from hybrid.events import Event, Product, SetEvent, Threshold
-from hybrid.features import IDENTITY, Feature, MalformedEvent
-from hybrid.transforms import Transform
+from hybrid.testers.attack import Attack
+from hybrid.testers.events import Event, Product, SetEvent, Threshold
+from hybrid.testers.features import IDENTITY, Feature, MalformedEvent
+from hybrid.testers.transforms import Transform
 from samplers.errors import UnsupportedByBackend
 from samplers.lang.ir import BOTTOM_CODE
 from verifiers.continuous import SymbolicEvent
@@ -197,7 +197,7 @@ def _check_attack(attack: Attack) -> None:
 
 
 def _columns(transform: Transform, vals: list[Value], run: Run) -> list[Value]:
-    """The transform's features of one path's output (as :func:`hybrid.kernels.column_features`)."""
+    """The transform's features of one path's output (as :func:`hybrid.testers.kernels.column_features`)."""
     if transform.joint:
         concrete = all(not isinstance(v, Form) for v in vals)
         key = tuple(vals) if len(vals) > 1 else vals[0]

@@ -27,9 +27,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hybrid.events import Event, Product, SetEvent, Threshold, distinct_counts
-from hybrid.features import IDENTITY, Feature
-from hybrid.regions import symbolic
+from hybrid.testers.events import Event, Product, SetEvent, Threshold, distinct_counts
+from hybrid.testers.features import IDENTITY, Feature
+from hybrid.searcher.regions import symbolic
 from samplers.lang.ir import BOTTOM, BOTTOM_CODE, INT, Program
 from verifiers.continuous import ContinuousBackend
 from verifiers.enclosure import RatioEnclosure

@@ -1,6 +1,6 @@
 """The hybrid search on mechanisms with continuous noise: testing proposes, enclosures certify.
 
-The same pipeline as for discrete noise (:mod:`hybrid.search`), with the continuous
+The same pipeline as for discrete noise (:mod:`hybrid.searcher.search`), with the continuous
 backend (:mod:`verifiers.continuous`) in place of an exact one:
 
 1. **propose** -- the StatDP-style test ranks candidate pairs and gives the statistical
@@ -8,7 +8,7 @@ backend (:mod:`verifiers.continuous`) in place of an exact one:
 2. **certify** -- for finite outputs (argmax indices, sparse-vector answers), each
    promising pair's level ``max_o P(o|x) / P(o|x')`` is enclosed; for released
    continuous values, an event is built and tuned on each pair's exact structure
-   (:mod:`hybrid.numeric_events`) and its ratio enclosed; the tester's own event is
+   (:mod:`hybrid.searcher.numeric_events`) and its ratio enclosed; the tester's own event is
    certified too;
 3. **improve** -- finite outputs: local search on the inputs from the best few pairs while the
    certified ratio grows;
@@ -35,9 +35,9 @@ import numpy as np
 
 from hybrid.formats import output_to_json
 from hybrid.inputs import Pair, coordinate_moves, random_pair
-from hybrid.numeric_events import EventTuner
-from hybrid.regions import symbolic
-from hybrid.search import SearchResult, _confidence, _one_sided, _Search, _statistical
+from hybrid.searcher.numeric_events import EventTuner
+from hybrid.searcher.regions import symbolic
+from hybrid.searcher.search import SearchResult, _confidence, _one_sided, _Search, _statistical
 from hybrid.seeds import derive_seed
 from samplers import deadline
 from samplers.compile import compile_sampler

@@ -28,8 +28,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from hybrid.binomial import cp_lower, logit
-from hybrid.events import numeric
+from hybrid.testers.binomial import cp_lower, logit
+from hybrid.testers.events import numeric
 from hybrid.inputs import Pair
 from hybrid.seeds import derive_seed
 from samplers.errors import DomainError, ParameterError

@@ -1,4 +1,4 @@
-"""Run a tester on a sampler and report a :class:`~hybrid.results.StatResult`.
+"""Run a tester on a sampler and report a :class:`~hybrid.testers.results.StatResult`.
 
 The glue between the testers and their users (the CLI, the search): ``statdp_test``
 tests one eps, ``statdp_interval`` brackets eps by bisection, ``sniper_estimate``
@@ -14,12 +14,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hybrid.audit import classic_audit
-from hybrid.results import Candidate, StatResult, sampler_identity
+from hybrid.testers.audit import classic_audit
+from hybrid.testers.results import Candidate, StatResult, sampler_identity
 from hybrid.inputs import pattern_pairs
 from hybrid.seeds import derive_seed
-from hybrid.sniper import SniperTester, attack_sizes
-from hybrid.statdp import Detection, LowerBound, StatDPTester
+from hybrid.testers.sniper import SniperTester, attack_sizes
+from hybrid.testers.statdp import Detection, LowerBound, StatDPTester
 from samplers.errors import ParameterError
 from samplers.seed import check_seed
 
@@ -79,7 +79,7 @@ def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: floa
     """A DP-Sniper-style lower bound on eps, its exported attack as the witness event.
 
     ``samples`` is the whole run's budget of outputs, every stage and input included
-    (:func:`~hybrid.sniper.attack_sizes`; each stage draws at least 10^4 per input): a
+    (:func:`~hybrid.testers.sniper.attack_sizes`; each stage draws at least 10^4 per input): a
     seed gives the same bound on any machine, and a slow black box is not sampled more
     than asked.  Stage sizes given in ``kw`` override the split.
     """

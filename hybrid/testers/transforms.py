@@ -30,10 +30,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hybrid.events import distinct_counts, numeric
-from hybrid.features import MalformedEvent, atoms, row_keys
+from hybrid.testers.events import distinct_counts, numeric
+from hybrid.testers.features import MalformedEvent, atoms, row_keys
 from hybrid.formats import output_from_json, output_to_json
-from hybrid.kernels import NUMERIC, ONEHOT, column_features
+from hybrid.testers.kernels import NUMERIC, ONEHOT, column_features
 from samplers.errors import ParameterError
 from samplers.lang.ir import BOTTOM_CODE
 
@@ -87,7 +87,7 @@ class Transform:
                                  f"components, not {arity}")
 
     def _tables(self) -> tuple[np.ndarray, ...]:
-        """The columns as flat arrays for :func:`hybrid.kernels.column_features`."""
+        """The columns as flat arrays for :func:`hybrid.testers.kernels.column_features`."""
         values = [float("nan") if (c.kind == "onehot" and v == BOTTOM_CODE) else float(v)
                   for c in self.columns for v in c.values]
         counts = np.array([len(c.values) for c in self.columns], dtype=np.int64)

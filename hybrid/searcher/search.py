@@ -16,7 +16,7 @@ For a discrete mechanism (one with an exact backend):
 6. **grow** -- for mechanisms with a length parameter (sparse vector, above threshold),
    lengthen the input until the certified bound crosses the claim or a limit.
 
-Continuous mechanisms go through :mod:`hybrid.continuous_search`: the same stages with
+Continuous mechanisms go through :mod:`hybrid.searcher.continuous_search`: the same stages with
 the continuous backend's rigorous enclosures (``certified: true``, a ``ratio_enclosure``);
 a program it cannot handle gets the best statistical bound (StatDP interval and the
 classifier attack), ``certified: false``, and says why.
@@ -36,7 +36,7 @@ import numpy as np
 from hybrid.formats import output_to_json, params_to_json, value_to_json
 from hybrid.inputs import Pair, coordinate_moves, pattern_pairs, random_pair
 from hybrid.seeds import derive_seed
-from hybrid.statdp import StatDPTester
+from hybrid.testers.statdp import StatDPTester
 from samplers import catalogue, deadline
 from samplers.compile import compile_sampler
 from samplers.deadline import TimeLimitReached
@@ -404,7 +404,7 @@ def search(
         s = _Search(program, precision=precision, claimed_eps=claimed_eps, seed=seed, budget=budget,
                     backend=backend, global_check=global_check, progress=progress or (lambda m: None))
         if program.continuous or backend == "continuous":
-            from hybrid.continuous_search import continuous_search
+            from hybrid.searcher.continuous_search import continuous_search
 
             return continuous_search(s, program)
         return _discrete(s, program, mech if isinstance(mech, Mechanism) else None)
@@ -578,7 +578,7 @@ def _grow(s: _Search, mech: Mechanism, program: Program, length: str, result: Se
 
 def _statistical(s: _Search, program: Program) -> SearchResult:
     """Continuous mechanisms: the best statistical bound (StatDP interval, attack bound), not certified."""
-    from hybrid.testing import sniper_estimate
+    from hybrid.testers.testing import sniper_estimate
 
     s.clock.stage("compile")
     sampler = s.sampler(program)

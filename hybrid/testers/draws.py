@@ -24,7 +24,7 @@ from typing import Any, Callable, MutableMapping, Sequence
 
 import numpy as np
 
-from hybrid.events import distinct_counts
+from hybrid.testers.events import distinct_counts
 from hybrid.seeds import derive_seed
 from samplers import deadline
 

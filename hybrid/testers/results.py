@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from hybrid.events import Event
+from hybrid.testers.events import Event
 from hybrid.formats import params_to_json, value_to_json
 
 

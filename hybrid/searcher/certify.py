@@ -9,7 +9,7 @@ Accepted inputs (a JSON file or the parsed object):
 - StatDP's result list ``[[epsilon, p, d1, d2, kwargs, event], ...]`` (the mechanism named
   separately, since StatDP's results do not name it): each event component is a value
   (categorical output) or an interval ``[-inf, a]`` meaning ``-inf < o < a``;
-- the randomised threshold attack exported by ``hybrid.sniper`` as an event (the fitted
+- the randomised threshold attack exported by ``hybrid.testers.sniper`` as an event (the fitted
   model, its scaler and feature transform, threshold ``t`` and tie probability ``q``),
   whose probability ``P(S) = P(score > t) + q P(score = t)`` is computed exactly over the
   discrete output space (``q`` at its exact binary value; scores are the attack's own
@@ -19,7 +19,7 @@ Each witness is checked against the mechanism's domain and neighbour relation, t
 exact ratio ``P(M(x) in E) / P(M(x') in E)`` is computed by an exact backend; a claimed
 violation of eps-DP holds when the ratio exceeds the upper end of the bracket of e^eps.
 For a mechanism with continuous noise the continuous backend encloses both
-probabilities rigorously (:mod:`hybrid.regions` makes the event symbolic); the
+probabilities rigorously (:mod:`hybrid.searcher.regions` makes the event symbolic); the
 certified ratio is ``lo(P(E|x)) / hi(P(E|x'))`` and the violation holds when that
 exceeds the upper end of the bracket.
 """
@@ -34,9 +34,10 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from hybrid.attack import Attack
-from hybrid.events import Event, Product, SetEvent, Threshold, event_from_json
-from hybrid.features import IDENTITY, Feature
+from hybrid.testers.attack import Attack
+from hybrid.testers.event_json import event_from_json
+from hybrid.testers.events import Event, Product, SetEvent, Threshold
+from hybrid.testers.features import IDENTITY, Feature
 from hybrid.formats import eps_value, output_from_json, output_to_json, params_to_json, value_to_json
 from samplers import catalogue
 from samplers.errors import DPHybridError, ParameterError
@@ -306,7 +307,7 @@ def certify(witness: Witness, backend: str = "auto") -> Certificate | EnclosedCe
     exact = get_backend(program, backend)
     x, xp = exact.check_pair(witness.x, witness.x_prime)
     if exact.name == "continuous":
-        from hybrid.regions import symbolic
+        from hybrid.searcher.regions import symbolic
 
         event = symbolic(witness.event, arity=program.arity, tuple_output=program.tuple_output)
         return EnclosedCertificate(witness, exact.witness_ratio(x, xp, event), exact.name)

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from hybrid.events import Event
-from hybrid.features import MalformedEvent
-from hybrid.kernels import linear_scores
-from hybrid.transforms import Transform, joint_index
+from hybrid.testers.events import Event
+from hybrid.testers.features import MalformedEvent
+from hybrid.testers.kernels import linear_scores
+from hybrid.testers.transforms import Transform, joint_index
 
 BATCH = 1 << 18
 

@@ -22,12 +22,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hybrid.features import (
+from hybrid.testers.features import (
     IDENTITY,
     Feature,
-    MalformedEvent,
     row_keys,
-    value_from_json,
     value_to_json,
 )
 from samplers.lang.ir import BOTTOM_CODE, to_code
@@ -135,36 +133,6 @@ def numeric(v: np.ndarray) -> np.ndarray:
     out = v.astype(np.float64)
     out[v == BOTTOM_CODE] = np.nan
     return out
-
-
-def event_from_json(obj: Any) -> Event:
-    """Inverse of ``Event.to_json`` (an attack's JSON form is read by ``hybrid.sniper``)."""
-    if isinstance(obj, list):
-        return SetEvent(IDENTITY, tuple(value_from_json(v) for v in obj))
-    if not isinstance(obj, dict):
-        raise MalformedEvent(f"an event must be a list of outputs or an object, got {obj!r}")
-    if "attack" in obj:
-        from hybrid.attack import Attack
-
-        return Attack.from_json(obj)
-    if "all" in obj:
-        if not isinstance(obj["all"], list) or not obj["all"]:
-            raise MalformedEvent("a product event needs a non-empty list under 'all'")
-        return Product(tuple(event_from_json(p) for p in obj["all"]))
-    if "feature" not in obj:
-        raise MalformedEvent(f"unrecognised event {obj!r}")
-    feature = Feature.from_json(obj["feature"])
-    if "in" in obj:
-        if not isinstance(obj["in"], list):
-            raise MalformedEvent("'in' must be a list of values")
-        return SetEvent(feature, tuple(value_from_json(v) for v in obj["in"]))
-    for key, below in (("below", True), ("at_least", False)):
-        if key in obj:
-            try:
-                return Threshold(feature, float(obj[key]), below)
-            except (TypeError, ValueError):
-                raise MalformedEvent(f"threshold {obj[key]!r} is not a number") from None
-    raise MalformedEvent(f"event {obj!r} has none of 'in', 'below', 'at_least'")
 
 
 # -- candidates and their counts -----------------------------------------------------------

@@ -1,0 +1,6 @@
+"""Stage 2, the search: exact backends certify what the testers propose.
+
+``search`` runs propose -> certify -> improve -> bisect -> global -> grow for discrete
+mechanisms and hands continuous ones to ``continuous_search`` (enclosure-certified events
+from ``numeric_events`` / ``regions``); ``certify`` computes exact ratios of witness files.
+"""
