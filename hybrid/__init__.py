@@ -18,7 +18,7 @@ from typing import Any
 
 _SEARCH, _CERTIFY = "hybrid.searcher.search", "hybrid.searcher.certify"
 _EXPORTS = {
-    "Budget": _SEARCH, "SearchResult": _SEARCH, "search": _SEARCH,
+    "Budget": "hybrid.searcher.budget", "SearchResult": _SEARCH, "search": _SEARCH,
     "Certificate": _CERTIFY, "Witness": _CERTIFY, "certify": _CERTIFY, "certify_file": _CERTIFY,
     "load_witnesses": _CERTIFY,
 }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from hybrid.searcher.certify import certify_file
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_json_flag, emit_json
 from hybrid.formats import eps_text, ratio_display
@@ -22,6 +21,8 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hybrid.searcher.certify import certify_file
+
     found = certify_file(args.file, backend=args.backend, mechanism=args.mechanism, claimed_eps=args.eps)
     certs = [c.to_json() for c in found]
     if args.json:

@@ -14,9 +14,7 @@ from hybrid.cli.tester_args import (
     resolve_sampler,
 )
 from hybrid.formats import lower_str
-from hybrid.testers.sniper import CLASSIFIERS
-from hybrid.testers.testing import sniper_estimate, statdp_interval
-from hybrid.testers.transforms import NAMES
+from hybrid.testers.options import CLASSIFIERS, TRANSFORMS
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -26,12 +24,14 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=("sniper", "statdp"), default="sniper", help="estimator (default sniper)")
     p.add_argument("--confidence", type=argtypes.probability, default=0.9, help="confidence of the bound (default 0.9)")
     p.add_argument("--classifier", choices=CLASSIFIERS, default="logistic", help="sniper classifier")
-    p.add_argument("--transform", choices=NAMES, default="auto", help="sniper feature transform")
+    p.add_argument("--transform", choices=TRANSFORMS, default="auto", help="sniper feature transform")
     p.add_argument("--precision", type=argtypes.positive, default=0.01, help="statdp bisection precision (default 0.01)")
     p.set_defaults(run=time_limited(run))
 
 
 def run(args: argparse.Namespace) -> int:
+    from hybrid.testers.testing import sniper_estimate, statdp_interval
+
     sampler = resolve_sampler(args)
     with progress_reporter(quiet=args.json) as report:
         if args.method == "sniper":

@@ -6,20 +6,18 @@ import argparse
 import heapq
 import time
 from fractions import Fraction
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, parse_input, resolve, time_limited
 from hybrid.formats import output_str, output_to_json, params_to_json
-from samplers.compile import compile_sampler
-from samplers.counts import output_counts
-from samplers.gof import goodness_of_fit
 from samplers.memory import check_fits
 from samplers.lang.exact import fraction_str
 from verifiers.backends import get_backend
 from verifiers.base import refuse_continuous
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -38,6 +36,8 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 
 def _float_summary(samples: np.ndarray) -> list[dict[str, Any]]:
+    import numpy as np
+
     cols = samples.reshape(len(samples), -1)
     out = []
     for j in range(cols.shape[1]):
@@ -51,6 +51,10 @@ def _float_summary(samples: np.ndarray) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from samplers.compile import compile_sampler  # numba, scipy: loaded by the commands that use them
+    from samplers.counts import output_counts
+    from samplers.gof import goodness_of_fit
+
     mech, params = resolve(args)
     program = mech.trace(**params)
     x = program.domain.check(parse_input(args.input))

@@ -8,7 +8,7 @@ from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, emit_json, resolve, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.formats import float_at_most
-from hybrid.searcher.search import Budget, search
+from hybrid.searcher.budget import Budget
 from samplers.errors import ParameterError
 
 
@@ -38,6 +38,8 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hybrid.searcher.search import search
+
     if args.samples < 1000:
         raise ParameterError(f"--samples must be at least 1000, got {args.samples}")
     mech, params = resolve(args)

@@ -7,10 +7,7 @@ from typing import Any
 
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, add_time_budget, parse_params, resolve
-from samplers.blackbox import BlackBox
-from samplers.compile import compile_sampler
 from samplers.errors import ParameterError
-from samplers.libraries import library_mechanism
 
 # Default --samples per method: (compiled sampler, black box).  A black box may cost a
 # Python call per output (OpenDP's randomized response: 40-100 us each on 2 cores).
@@ -26,6 +23,8 @@ def add_tester_args(p: argparse.ArgumentParser, samples_help: str) -> None:
 
 def positive_samples(args: argparse.Namespace, method: str, sampler: object) -> int:
     """``--samples``, or the method's default for this kind of sampler."""
+    from samplers.blackbox import BlackBox
+
     compiled, black_box = DEFAULT_SAMPLES[method]
     n = (black_box if isinstance(sampler, BlackBox) else compiled) if args.samples is None else args.samples
     if n < 1:
@@ -35,6 +34,9 @@ def positive_samples(args: argparse.Namespace, method: str, sampler: object) -> 
 
 def resolve_sampler(args: argparse.Namespace) -> Any:
     """A compiled catalogue mechanism, or a library black box named ``library:mechanism``."""
+    from samplers.compile import compile_sampler
+    from samplers.libraries import library_mechanism
+
     if ":" in args.mechanism:
         return library_mechanism(args.mechanism, parse_params(args.param))
     mech, params = resolve(args)

@@ -9,7 +9,6 @@ from hybrid.cli.common import emit_json, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.cli.tester_args import DEFAULT_SAMPLES, add_tester_args, positive_samples, print_witness, resolve_sampler
 from hybrid.formats import eps_text, lower_str, value_to_json
-from hybrid.testers.testing import audit_test, sniper_estimate, statdp_test
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -25,6 +24,8 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hybrid.testers.testing import audit_test, sniper_estimate, statdp_test
+
     eps = float(args.eps)  # the testers work in floats
     sampler = resolve_sampler(args)
     n = positive_samples(args, args.method, sampler)

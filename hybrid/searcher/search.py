@@ -36,6 +36,7 @@ import numpy as np
 from hybrid.formats import output_to_json, params_to_json, value_to_json
 from hybrid.inputs import Pair, coordinate_moves, pattern_pairs, random_pair
 from hybrid.seeds import derive_seed
+from hybrid.searcher.budget import Budget
 from hybrid.testers.statdp import StatDPTester
 from samplers import catalogue, deadline
 from samplers.compile import compile_sampler
@@ -58,23 +59,6 @@ from verifiers.ratio import INF, Ratio, ratio_str
 Progress = Callable[[str], None]
 EVENT_OUTPUTS = 1 << 16  # weigh the tester's event exactly only over at most this many outputs
 SCREENED = 4  # StatDP patterns (each in both orders) the attack trains on, best by testing first
-
-
-@dataclass
-class Budget:
-    """Explicit limits of one search; hitting one is reported in the result.
-
-    Every field but ``time`` is a count and decides the result, so a seed gives the
-    same result on any machine; ``time`` is a safety limit (:mod:`samplers.deadline`)
-    that stops whatever stage is running and says so in ``limits_hit``.
-    """
-
-    time: float = 300.0  # seconds for the whole search: a safety limit only
-    samples: int = 20_000_000  # testers' budget: StatDP's pairs share half, the attack draws it all
-    global_pairs: int = 20_000  # run the global verification only up to this many neighbour pairs
-    local_steps: int = 300  # exact pair evaluations in the local search
-    explore: int = 32  # random neighbour pairs evaluated exactly besides the tested ones
-    max_length: int = 40  # longest input tried when growing a length parameter
 
 
 @dataclass

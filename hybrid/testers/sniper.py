@@ -41,13 +41,13 @@ from hybrid.testers.draws import Draws, Sample, as_sample, seed_of
 from hybrid.testers.features import row_keys
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.seeds import derive_seed
+from hybrid.testers.options import CLASSIFIERS
 from hybrid.testers.transforms import Transform, fit_transform
 from samplers import deadline
 from samplers.deadline import TimeLimitReached
 from samplers.errors import ParameterError
 
 C_GRID = (0.5, 0.45, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.02, 0.01, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7)
-CLASSIFIERS = ("logistic", "mlp")
 CORRECTIONS = ("split", "bonferroni")
 NATURAL = 20  # block boundaries of tied scores offered as levels
 MIN_TAIL = 100  # a level c needs c * n_threshold >= MIN_TAIL threshold samples

@@ -34,12 +34,12 @@ from hybrid.testers.events import distinct_counts, numeric
 from hybrid.testers.features import MalformedEvent, atoms, row_keys
 from hybrid.formats import output_from_json, output_to_json
 from hybrid.testers.kernels import NUMERIC, ONEHOT, column_features
+from hybrid.testers.options import TRANSFORMS
 from samplers.errors import ParameterError
 from samplers.lang.ir import BOTTOM_CODE
 
 JOINT_LIMIT = 64
 ONEHOT_LIMIT = 32
-NAMES = ("auto", "flags", "onehot", "joint", "identity")
 
 
 @dataclass(frozen=True)
@@ -182,8 +182,8 @@ def fit_transform(spec: str | Callable[[np.ndarray], np.ndarray], samples: np.nd
     """A transform fitted on ``samples`` (both inputs' training outputs)."""
     if callable(spec):
         return Transform(f"custom:{getattr(spec, '__name__', 'transform')}", fn=spec)
-    if spec not in NAMES:
-        raise ParameterError(f"unknown feature transform {spec!r} (known: {', '.join(NAMES)})")
+    if spec not in TRANSFORMS:
+        raise ParameterError(f"unknown feature transform {spec!r} (known: {', '.join(TRANSFORMS)})")
     discrete = samples.dtype.kind != "f"
     if spec in ("auto", "joint") and discrete:
         outs = _distinct(samples)

@@ -1,0 +1,22 @@
+"""The limits of one search, apart from the search so that the CLI can show their defaults cheaply."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Budget:
+    """Explicit limits of one search; hitting one is reported in the result.
+
+    Every field but ``time`` is a count and decides the result, so a seed gives the
+    same result on any machine; ``time`` is a safety limit (:mod:`samplers.deadline`)
+    that stops whatever stage is running and says so in ``limits_hit``.
+    """
+
+    time: float = 300.0  # seconds for the whole search: a safety limit only
+    samples: int = 20_000_000  # testers' budget: StatDP's pairs share half, the attack draws it all
+    global_pairs: int = 20_000  # run the global verification only up to this many neighbour pairs
+    local_steps: int = 300  # exact pair evaluations in the local search
+    explore: int = 32  # random neighbour pairs evaluated exactly besides the tested ones
+    max_length: int = 40  # longest input tried when growing a length parameter
