@@ -9,7 +9,7 @@ infinity, so :func:`json_safe` writes infinities as ``"inf"`` / ``"-inf"`` and N
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Mapping
 
@@ -19,9 +19,11 @@ from samplers.lang.ir import BOTTOM, BOTTOM_CODE, INT64_MAX
 
 
 def _is_bottom(o: Any) -> bool:
-    """BOTTOM itself, NaN (bottom in float sampler arrays) or the int64 array code."""
+    """BOTTOM itself, NaN (bottom in float sampler arrays), the int64 array code or its JSON form."""
     if isinstance(o, float):
         return math.isnan(o)
+    if isinstance(o, str):
+        return o == "bottom"
     return o is BOTTOM or (not isinstance(o, bool) and o == BOTTOM_CODE)
 
 
@@ -66,12 +68,12 @@ def params_to_json(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def output_str(o: Any) -> str:
-    """A compact human-readable output: ``3``, ``(0, 1, ⊥)``."""
+    """A compact human-readable output, exact: ``3``, ``(0, 1, ⊥)``, ``0.25`` (JSON forms too)."""
     if isinstance(o, (tuple, list)):
         return "(" + ", ".join(output_str(v) for v in o) + ")"
     if _is_bottom(o):
         return "⊥"
-    return f"{o:g}" if isinstance(o, float) else str(int(o))
+    return number_str(o) if isinstance(o, float) else str(int(o))
 
 
 def _directed(v: Any, digits: int, rounding: str) -> str:
@@ -148,13 +150,57 @@ def float_at_most(v: float | Fraction) -> float:
 
 
 def ratio_display(text: Any, digits: int = 12) -> str:
-    """A ratio string for people: exact when short, else its value (or ``e^x`` beyond floats)."""
+    """A ratio string for people: exact when short, else its value to ``digits`` significant
+    digits, rounded to nearest (mark it approximate; :func:`ratio_lower_str` for a bound)."""
+    return _ratio_text(text, digits, ROUND_HALF_EVEN)
+
+
+def ratio_lower_str(text: Any, digits: int = 12) -> str:
+    """A certified lower bound on a ratio for people: exact when short, else rounded down."""
+    return _ratio_text(text, digits, ROUND_FLOOR)
+
+
+def ratio_upper_str(text: Any, digits: int = 12) -> str:
+    """An upper bound on a ratio for people: exact when short, else rounded up."""
+    return _ratio_text(text, digits, ROUND_CEILING)
+
+
+def exact_str(value: Any, limit: int = 64) -> str:
+    """An exact rational (``"p/q"`` or a Fraction) for people: itself when at most ``limit``
+    characters, else ``≈`` its value to 12 digits."""
+    text = fraction_str(Fraction(value)) if isinstance(value, (Fraction, int)) else str(value)
+    return text if len(text) <= limit else "≈" + ratio_display(text)
+
+
+def enclosure_str(lo: Any, hi: Any, digits: int = 12) -> str:
+    """``[lo, hi]`` for people, each end exact when short, else rounded outwards."""
+    return f"[{ratio_lower_str(lo, digits)}, {ratio_upper_str(hi, digits)}]"
+
+
+def _ratio_text(text: Any, digits: int, rounding: str) -> str:
+    if isinstance(text, (Fraction, int)) and not isinstance(text, bool):
+        text = fraction_str(Fraction(text))
     if not isinstance(text, str) or text == "inf" or len(text) <= 24:
         return str(text)
-    from verifiers.ratio import log_ratio, parse_ratio
+    from verifiers.ratio import parse_ratio
 
     r = parse_ratio(text)
-    try:
-        return f"{float(r):.{digits}g}"
-    except OverflowError:
-        return f"e^{log_ratio(r):.{digits}g}"
+    with localcontext() as ctx:  # decimal division rounds correctly in the context's direction
+        ctx.prec, ctx.rounding, ctx.Emax, ctx.Emin = digits, rounding, MAX_EMAX, MIN_EMIN
+        text = str(Decimal(r.numerator) / Decimal(r.denominator))
+    mantissa, e, exponent = text.partition("E")
+    if "." in mantissa:  # 3.70370370370E+58 as 3.7037037037e+58: rounding zeros say nothing
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return mantissa + ("e" + exponent if e else "")
+
+
+def number_str(v: Any) -> str:
+    """A float for people, exactly: the shortest text that reads back as the same double
+    (``2``, ``0.5``, ``-inf``), whatever its type (numpy scalars included)."""
+    if isinstance(v, str):
+        return v
+    f = float(v)
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    text = repr(f)
+    return text[:-2] if text.endswith(".0") else text

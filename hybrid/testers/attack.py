@@ -152,5 +152,9 @@ class Attack(Event):
         return attack
 
     def describe(self) -> str:
-        return (f"{self.model.kind} attack (transform {self.transform.name}): score > {self.t:.6g}, "
-                f"ties kept with probability {self.q:.4g} (level c = {self.c:g})")
+        return attack_summary(self.model.kind, self.transform.name, self.t, self.q, self.c)
+
+
+def attack_summary(kind: str, transform: str, t: float, q: float, c: float) -> str:
+    """An attack in one line (also from its JSON form, which may not rebuild: a custom transform)."""
+    return f"{kind} attack (transform {transform}): score > {t:.6g}, ties kept with probability {q:.4g} (level c = {c:g})"

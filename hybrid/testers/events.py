@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from hybrid.formats import number_str, output_str
 from hybrid.testers.features import (
     IDENTITY,
     Feature,
@@ -85,9 +86,11 @@ class SetEvent(Event):
         return {"feature": self.feature.to_json(), "in": vals}
 
     def describe(self) -> str:
-        from hybrid.formats import output_str
-
-        shown = ", ".join(output_str(v) for v in self.values[:6]) + (", ..." if len(self.values) > 6 else "")
+        more = ", ..." if len(self.values) > 6 else ""
+        if self.feature.kind == "skeleton":
+            shapes = " or ".join(self.feature.shape(v) for v in self.values[:6])
+            return f"output shaped {shapes}{more} (* any other number)"
+        shown = ", ".join(output_str(v) for v in self.values[:6]) + more
         return f"{self.feature.describe()} in {{{shown}}}"
 
 
@@ -106,7 +109,7 @@ class Threshold(Event):
         return {"feature": self.feature.to_json(), key: self.alpha}
 
     def describe(self) -> str:
-        return f"{self.feature.describe()} {'<' if self.below else '>='} {self.alpha:.6g}"
+        return f"{self.feature.describe()} {'<' if self.below else '>='} {number_str(self.alpha)}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,7 +126,29 @@ class Product(Event):
         return {"all": [p.to_json() for p in self.parts]}
 
     def describe(self) -> str:
-        return " and ".join(p.describe() for p in self.parts)
+        """The parts joined by "and"; a run of equal thresholds on consecutive components is one
+        clause (``each of output[0..19] < 0``)."""
+        runs: list[list[Event]] = []
+        for p in self.parts:
+            if runs and _continues(runs[-1][-1], p):
+                runs[-1].append(p)
+            else:
+                runs.append([p])
+        return " and ".join(_run_text(run) for run in runs)
+
+
+def _continues(a: Event, b: Event) -> bool:
+    return (isinstance(a, Threshold) and isinstance(b, Threshold) and a.feature.kind == b.feature.kind == "component"
+            and b.feature.index == a.feature.index + 1 and (a.below, a.alpha) == (b.below, b.alpha))
+
+
+def _run_text(run: list[Event]) -> str:
+    if len(run) < 3:
+        return " and ".join(p.describe() for p in run)
+    first, last = run[0], run[-1]
+    assert isinstance(first, Threshold) and isinstance(last, Threshold)
+    return (f"each of output[{first.feature.index}..{last.feature.index}] "
+            f"{'<' if first.below else '>='} {number_str(first.alpha)}")
 
 
 def numeric(v: np.ndarray) -> np.ndarray:

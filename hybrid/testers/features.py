@@ -24,13 +24,25 @@ from typing import Any
 
 import numpy as np
 
-from hybrid.formats import output_from_json, output_to_json
+from hybrid.formats import number_str, output_from_json, output_to_json
 from samplers.errors import DPHybridError
 from samplers.lang.ir import BOTTOM_CODE
 
 _HASH = np.array(  # odd 64-bit multipliers for row keys (wrap-around arithmetic)
     [(0x9E3779B97F4A7C15 * (2 * i + 1)) % 2**64 - 2**63 for i in range(1, 257)], dtype=np.int64
 )
+
+
+def _weighted_sum(weights: tuple) -> str:
+    """``output[1] - output[0]``, ``2*output[0] + 0.5*output[2]``: the nonzero terms, positive ones first."""
+    text = ""
+    for j, w in sorted(enumerate(weights), key=lambda jw: jw[1] < 0):
+        if not w:
+            continue
+        term = f"output[{j}]" if abs(w) == 1 else f"{number_str(abs(w))}*output[{j}]"
+        sign = ("-" if w < 0 else "") if not text else (" - " if w < 0 else " + ")
+        text += sign + term
+    return text or "0"
 
 
 class MalformedEvent(DPHybridError):
@@ -113,8 +125,13 @@ class Feature:
         if self.kind in ("sum", "max", "min"):
             return f"{self.kind} of numeric entries"
         if self.kind == "linear":
-            return "(" + " + ".join(f"{w:g}*output[{j}]" for j, w in enumerate(self.weights) if w) + ")"
+            return _weighted_sum(self.weights)
         return "skeleton (0 numeric, 1 bottom, 2+j code j of " + str(list(self.codes)) + ")"
+
+    def shape(self, skeleton: tuple) -> str:
+        """A value of the skeleton feature as the outputs it stands for: ``(*, ⊥, -1000)``."""
+        marks = ["*" if c == 0 else "⊥" if c == 1 else number_str(self.codes[c - 2]) for c in skeleton]
+        return "(" + ", ".join(marks) + ")"
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind}
