@@ -52,7 +52,7 @@ class Verification:
     library: str | None = None
     bdd_nodes: int | None = None
     limit: dict[str, int] = field(default_factory=dict)
-    stopped: str | None = None  # what the time limit interrupted
+    stopped: str | None = None  # what stopped the verification: the time limit or a budget
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -121,7 +121,7 @@ def verify(program: Program, *, backend: str = "auto", eps: float | None = None,
         out.timings.setdefault("compile", time.perf_counter() - t0)
         _stopped(out, str(e))
     except BudgetExceeded as e:
-        out.status = "budget_exceeded"
+        out.status, out.stopped = "budget_exceeded", str(e)
         out.limit = {e.limit: e.value}
         out.timings["compile"] = time.perf_counter() - t0
     return out

@@ -6,7 +6,8 @@ import argparse
 
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_json_flag, emit_json
-from hybrid.formats import eps_text, ratio_display
+from hybrid.cli.render import event_text, params_text
+from hybrid.formats import enclosure_str, eps_text, exact_str, lower_str, ratio_lower_str, upper_str
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -30,18 +31,16 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for cert, c in zip(found, certs):
         w = c["witness"]
-        print(f"{c['mechanism']}: x = {w['x']}, x' = {w['x_prime']}, event = {w['event']} ({c['source']})")
+        print(f"{c['mechanism']} {params_text(c['params'])}: x = {w['x']}, x' = {w['x_prime']} ({c['source']})")
+        print(f"  event: {event_text(w['event'])}")
+        eps = f"eps in [{lower_str(c['eps_lower'])}, {upper_str(c['eps_upper'])}]"
         if "ratio_enclosure" in c:  # continuous noise: rigorous enclosures
-            lo, hi = (ratio_display(v) for v in c["p_x"])
-            lo2, hi2 = (ratio_display(v) for v in c["p_x_prime"])
-            print(f"  P(E | x) in [{lo}, {hi}], P(E | x') in [{lo2}, {hi2}]: "
-                  f"certified ratio >= {ratio_display(c['ratio'])}, eps in [{c['eps_lower']}, {c['eps_upper']}] "
-                  f"({c['backend']} backend)")
+            print(f"  P(E | x) in {enclosure_str(*c['p_x'])}, P(E | x') in {enclosure_str(*c['p_x_prime'])}: "
+                  f"certified ratio >= {ratio_lower_str(c['ratio'])}, {eps} ({c['backend']} backend)")
         else:
-            print(f"  P(E | x) = {c['p_x']}, P(E | x') = {c['p_x_prime']}: exact ratio {c['ratio']}, "
-                  f"eps >= {c['eps_lower']} ({c['backend']} backend)")
+            print(f"  P(E | x) = {exact_str(c['p_x'])}, P(E | x') = {exact_str(c['p_x_prime'])}: "
+                  f"exact ratio {exact_str(c['ratio'])}, {eps} ({c['backend']} backend)")
         if c["claimed_eps"] is not None:
             verdict = "holds" if c["violation_holds"] else "does NOT hold"
             print(f"  claimed violation of {eps_text(cert.witness.claimed_eps)}-DP: {verdict}")
     return 0
-

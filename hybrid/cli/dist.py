@@ -17,7 +17,7 @@ from hybrid.cli.common import (
     resolve,
     time_limited,
 )
-from hybrid.formats import output_str, output_to_json, params_to_json
+from hybrid.formats import enclosure_str, output_str, output_to_json, params_to_json
 from samplers.lang.exact import fraction_str
 from samplers.lang.ir import INT
 from samplers.memory import check_fits
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"P(output | x = {list(x)}) for {mech.name} ({backend.name} backend)")
     for o, p in items:
         if isinstance(p, Enclosure):
-            print(f"  {output_str(o):>12}  in [{float(p.lo):.15g}, {float(p.hi):.15g}]")
+            print(f"  {output_str(o):>12}  in {enclosure_str(p.lo, p.hi, 15)}")
         else:
             print(f"  {output_str(o):>12}  {fraction_str(p):>24}  {float(p):.9g}")
     return 0

@@ -12,14 +12,13 @@ up to K and reports the largest length proved.  Undecided queries (the per-query
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_json_flag, emit_json, parse_params
-from hybrid.formats import eps_text, output_str, output_to_json, value_to_json
+from hybrid.formats import eps_text, exact_str, lower_str, output_str, output_to_json, upper_str, value_to_json
 from samplers.errors import ParameterError, SolverUnknown
 from samplers.lang.exact import exact, fraction_str
 from verifiers.epsilon import eps_lower, exp_bracket
@@ -87,7 +86,8 @@ def _describe_witness(inst: Instance, check: Check) -> list[str]:
     if v.approx_params:
         lines.append("  parameters (algebraic): " + ", ".join(f"{n} ~ {x}" for n, x in v.approx_params.items()))
     if v.ratio is not None:
-        lines.append(f"  exact ratio at the witness: {ratio_str(v.ratio)} (eps >= {eps_lower(v.ratio):.9g})")
+        lines.append(f"  exact ratio at the witness: {exact_str(ratio_str(v.ratio))} "
+                     f"(eps >= {lower_str(eps_lower(v.ratio), 9)})")
     return lines
 
 
@@ -203,8 +203,7 @@ def _bisect(inst: Instance, args: argparse.Namespace, load: float) -> int:
     if b is None:
         print(f"{inst.name}: unknown ({reason})")
         return 0
-    hi = "inf" if b.hi == math.inf else f"{b.hi:.9g}"
-    print(f"{inst.name}: eps in [{b.lo:.9g}, {hi}] (certified bracket, precision {args.precision}, "
+    print(f"{inst.name}: eps in [{lower_str(b.lo, 9)}, {upper_str(b.hi, 9)}] (certified bracket, precision {args.precision}, "
           f"{b.queries} oracle calls, {seconds:.3f} s)")
     if b.witness:
         print("\n".join(_describe_witness(inst, b.witness)))

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from hybrid.cli.common import add_json_flag, emit_json
+from hybrid.formats import lower_str
 from hybrid.suites.report import markdown
 from hybrid.suites.runner import BACKENDS, run_suite
 from hybrid.suites.suite_file import load_suite
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     def on_row(row: dict[str, Any]) -> None:
         if bar is not None:
             r = row.get("result") or {}
-            done = f"eps >= {r['eps_lower']}" if "eps_lower" in r else row["status"]
+            done = f"eps >= {lower_str(r['eps_lower'], 4)}" if "eps_lower" in r else row["status"]
             bar.update(task, advance=1, description=f"{row['entry']['mechanism']}: {done}")
 
     if bar is not None:

@@ -1,69 +1,90 @@
-"""Human-readable summaries of results on a terminal (rich)."""
+"""Human-readable summaries of search results (rich; see :mod:`hybrid.cli.render` for the width)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from hybrid.formats import lower_str, ratio_display, upper_str
+from hybrid.cli.render import console, event_text, params_text, table
+from hybrid.formats import enclosure_str, lower_str, output_str, ratio_lower_str, upper_str
+
+TABLE_EXACT = 64  # a table shows an exact ratio up to this many characters, else its value rounded down
 
 
-def _params(d: dict[str, Any]) -> str:
-    return " ".join(f"{k}={v}" for k, v in d.items())
+def _table_ratio(text: Any) -> str:
+    return text if isinstance(text, str) and len(text) <= TABLE_EXACT else ratio_lower_str(text)
+
+
+def _event_cell(candidate: dict[str, Any]) -> str:
+    """A candidate's event: the tester's or the tuned one (described), or the pair's best output."""
+    if "event" in candidate:
+        return str(candidate["event"])
+    return f"output in {{{output_str(candidate['output'])}}}" if candidate.get("output") is not None else ""
 
 
 def print_search(r: dict[str, Any]) -> None:
-    """The search result: verdict, bracket, witness, candidates, timings."""
-    c = Console()
-    c.print(f"[bold]{r['mechanism']}[/bold] {_params(r['params'])}")
+    """The search result: verdict, bracket, witness, candidates, timings.
+
+    The header names the parameters the witness holds at: a search that grew the input's
+    length reports a witness at the grown length.
+    """
+    c = console()
+    say = (lambda text: c.print(escape(text)))
+    w = r.get("witness") or {}
+    at = w.get("params") or r["params"]
+    c.print(f"[bold]{escape(r['mechanism'])}[/bold] {escape(params_text(at))}")
+    grown = {k: v for k, v in at.items() if r["params"].get(k, v) != v}
+    if grown:
+        say(f"  (the search grew {params_text({k: r['params'][k] for k in grown})} to {params_text(grown)}: "
+            "the witness below holds there)")
     if r["certified"]:
-        c.print(f"  certified: e^eps >= [bold]{ratio_display(r['ratio'])}[/bold], eps >= [bold]{lower_str(r['eps_lower'])}[/bold]"
-                f" ({r['backend']} backend)")
+        c.print(f"  certified: e^eps >= [bold]{escape(ratio_lower_str(r['ratio']))}[/bold], "
+                f"eps >= [bold]{lower_str(r['eps_lower'])}[/bold] ({escape(str(r['backend']))} backend)")
         if r.get("ratio_enclosure"):
-            lo, hi = (ratio_display(v) for v in r["ratio_enclosure"])
-            c.print(escape(f"  the witness's ratio lies in [{lo}, {hi}] (rigorous enclosure)"))
+            say(f"  the witness's ratio lies in {enclosure_str(*r['ratio_enclosure'])} (rigorous enclosure)")
         if r.get("bracket"):
             lo, hi = r["bracket"]
-            event = (r.get("witness") or {}).get("event")
-            if r.get("ratio_enclosure") and not isinstance(event, list):  # released values: one event's ratio
-                c.print(f"  the witness event's eps in [{lower_str(lo)}, {upper_str(hi)}]")
+            if r.get("ratio_enclosure") and not isinstance(w.get("event"), list):  # released values: one event's ratio
+                say(f"  the witness event's eps in [{lower_str(lo)}, {upper_str(hi)}]")
             else:
-                c.print(f"  best pair's eps in [{lower_str(lo)}, {upper_str(hi)}] (precision {r['precision']:g})")
+                say(f"  best pair's eps in [{lower_str(lo)}, {upper_str(hi)}] (precision {r['precision']:g})")
     else:
         c.print(f"  statistical lower bound: eps >= [bold]{lower_str(r['eps_lower'])}[/bold] (not certified)")
     if r.get("stat_interval"):
-        lo = r["stat_interval"][0]
         conf = r.get("stat_confidence")
         level = f"confidence {conf:g}, " if conf is not None else ""
-        c.print(f"  testing alone: eps >= {lower_str(lo)} ({level}one-sided; not certified)")
+        say(f"  testing alone: eps >= {lower_str(r['stat_interval'][0])} ({level}one-sided; not certified)")
     if r.get("eps_upper") is not None:
-        c.print(f"  global verification: eps <= {upper_str(r['eps_upper'])}"
-                + ("" if r.get("proved_dp") is None else f", proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"))
+        say(f"  global verification: eps <= {upper_str(r['eps_upper'])}"
+            + ("" if r.get("proved_dp") is None else f", proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"))
     if r.get("claimed_eps") is not None and r.get("refuted") is not None:
         verdict = "[red]refuted[/red]" if r["refuted"] else "not refuted"
         c.print(f"  claim eps = {r['claimed_eps']:g}: {verdict}")
-    w = r.get("witness")
     if w:
-        c.print(f"  witness: x = {w['x']}, x' = {w['x_prime']}, event = {w['event']}")
+        say(f"  witness: x = {w['x']}, x' = {w['x_prime']}")
+        say(f"  event: {event_text(w['event'])}")
     if r.get("note"):
-        c.print(f"  {r['note']}")
+        say(f"  {r['note']}")
     if r.get("growth"):
-        t = Table("length", "ratio", "eps >=", "x", "x'", "output", title="witness family")
+        t = table("length", "ratio", "eps >=", "x", "x'", "output", title="witness family")
         for g in r["growth"]:
             key = next(k for k in g if k not in ("ratio", "eps_lower", "x", "x_prime", "output"))
-            t.add_row(str(g[key]), g["ratio"], lower_str(g["eps_lower"]), str(g["x"]), str(g["x_prime"]), str(g["output"]))
+            t.add_row(*map(escape, (f"{key}={g[key]}", _table_ratio(g["ratio"]), lower_str(g["eps_lower"]),
+                                    str(g["x"]), str(g["x_prime"]), output_str(g["output"]))))
         c.print(t)
     cands = [k for k in r.get("candidates", []) if "ratio" in k]
     if cands:
-        t = Table("x", "x'", "origin", "certified ratio", title="candidate pairs certified")
+        events = any("event" in k or "output" in k for k in cands)
+        where = f" at {params_text(r['params'])}" if grown else ""
+        t = table("x", "x'", "origin", "certified ratio", *(["event"] if events else []),
+                  title=f"candidate pairs certified{where}")
         for k in cands[:8]:
-            t.add_row(str(k["x"]), str(k["x_prime"]), k.get("origin", k.get("proposed_by", "")),
-                      ratio_display(k["ratio"]) if k["ratio"] else "not weighed")
+            cells = [str(k["x"]), str(k["x_prime"]), k.get("origin", k.get("proposed_by", "")),
+                     _table_ratio(k["ratio"]) if k["ratio"] else "not weighed"]
+            t.add_row(*map(escape, cells + ([_event_cell(k)] if events else [])))
         c.print(t)
     for lim in r.get("limits_hit", []):
-        c.print(f"  [yellow]limit:[/yellow] {lim}")
+        c.print(f"  [yellow]limit:[/yellow] {escape(lim)}")
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in r.get("timings", {}).items())
-    c.print(f"  {r.get('samples', 0):,} samples, {r.get('exact_queries', 0):,} exact queries; {timings}")
+    say(f"  {r.get('samples', 0):,} samples, {r.get('exact_queries', 0):,} exact queries; {timings}")

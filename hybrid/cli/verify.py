@@ -12,7 +12,9 @@ from typing import Any
 
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, resolve, time_limited
-from hybrid.formats import output_str, params_to_json, ratio_display, value_to_json, witness_to_json
+from hybrid.cli.render import params_text
+from hybrid.formats import (enclosure_str, eps_text, lower_str, output_str, params_to_json, ratio_lower_str,
+                            upper_str, value_to_json, witness_to_json)
 from samplers.errors import ParameterError
 from verifiers.bitblast import DEFAULT_NODE_BUDGET
 from verifiers.ratio import ratio_str
@@ -102,34 +104,36 @@ def run(args: argparse.Namespace) -> int:
 
 def _print(d: dict[str, Any], v: Verification) -> None:
     lib = f" ({d['bdd_library']}, {d['bdd_nodes']} BDD nodes)" if "bdd_library" in d else ""
-    print(f"{d['mechanism']} {' '.join(f'{k}={x}' for k, x in d['params'].items())}: backend {d['backend']}{lib}")
+    print(f"{d['mechanism']} {params_text(d['params'])}: backend {d['backend']}{lib}")
     if d["status"] == "budget_exceeded":
-        print(f"  budget exceeded: {d['limit']}; no certified result")
+        print(f"  stopped: {d['limits_hit'][0]}; no certified result (raise --node-budget or try --backend enumerate)"
+              if "bdd_nodes" in d["limit"] else f"  stopped: {d['limits_hit'][0]}; no certified result")
         return
     if d["status"] == "time_limit":
         print(f"  stopped: {d['limits_hit'][0]}")
         if d["ratio"] is None:
             print("  no certified result")
             return
-        print(f"  best pair so far: e^eps >= {d['ratio']}, eps >= {d['eps_lower']!r} (certified lower bound; "
-              f"{d['pairs']} neighbour pairs examined, nothing proved about the rest)")
+        print(f"  best pair so far: e^eps >= {ratio_lower_str(d['ratio'])}, eps >= {lower_str(d['eps_lower'])} "
+              f"(certified lower bound; {d['pairs']} neighbour pairs examined, nothing proved about the rest)")
         if d["proved_dp"] is False:
-            print(f"  {d['eps']}-DP is violated (this pair)")
+            print(f"  {eps_text(v.eps)}-DP is violated (this pair)")
         return
     r = v.result
+    eps = f"[{lower_str(d['eps_lower'])}, {upper_str(d['eps_upper'])}]"
     if "ratio_enclosure" in d:
-        lo, hi = (ratio_display(t, 15) for t in d["ratio_enclosure"])
-        print(f"  e^eps in [{lo}, {hi}] (rigorous enclosure), eps in [{d['eps_lower']!r}, "
-              f"{d['eps_upper']!r}] over {d['pairs']} neighbour pairs of {d['domain']}")
+        print(f"  e^eps in {enclosure_str(*d['ratio_enclosure'], digits=15)} (rigorous enclosure), eps in {eps} "
+              f"over {d['pairs']} neighbour pairs of {d['domain']}")
     else:
-        print(f"  exact e^eps = {d['ratio']}, eps in [{d['eps_lower']!r}, {d['eps_upper']!r}] "
+        print(f"  exact e^eps = {d['ratio']}, eps in {eps} "
               f"over {d['pairs']} neighbour pairs{' (sorted x: symmetric)' if d['symmetric'] else ''}")
     if r.x is not None:
         print(f"  witness x = {list(r.x)}, x' = {list(r.x_prime)}, output {output_str(r.output)}")
     if d["eps"] is not None:
         verdict = {True: "holds (proved)", False: "is violated (witness above)", None: "undecided"}[d["proved_dp"]]
-        print(f"  {d['eps']}-DP {verdict}")
+        print(f"  {eps_text(v.eps)}-DP {verdict}")
     if "bisection" in d:
         b = d["bisection"]
-        print(f"  bisection with the decision oracle: eps in [{b['lo']}, {b['hi']}] ({b['queries']} queries)")
+        print(f"  bisection with the decision oracle: eps in [{lower_str(b['lo'])}, {upper_str(b['hi'])}] "
+              f"({b['queries']} queries)")
     print("  timings: " + ", ".join(f"{k} {t:.3f} s" for k, t in d["timings"].items()))
