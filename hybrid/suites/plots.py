@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from hybrid.formats import lower_str, upper_str
+from hybrid.formats import lower_str, ratio_lower_str, upper_str
 from samplers.errors import DPHybridError
 
 # the formats we write, each with the leading bytes of a file of that format
@@ -68,7 +68,7 @@ def _save(plt: Any, fig: Any, path: str | Path) -> None:
     """Write the figure in the format its extension names; an unwritable path is a one-line error."""
     fig.tight_layout()
     try:
-        fig.savefig(path, dpi=120, format=Path(path).suffix.lower().lstrip(".") or "png")
+        fig.savefig(path, dpi=120, format=Path(path).suffix.lower().lstrip(".") or "png", bbox_inches="tight")
     except OSError as e:
         raise DPHybridError(f"cannot write the plot {path}: {e.strerror or e}") from None
     finally:
@@ -92,7 +92,7 @@ def search_plot(result: dict[str, Any], path: str | Path) -> None:
                    label=f"certified bracket [{lower_str(bracket[0], 4)}, {upper_str(bracket[1], 4)}]")
     low = result.get("eps_lower")
     if isinstance(low, (int, float)) and math.isfinite(low):
-        ax.axvline(low, color="tab:red", lw=1.5, label=f"certified eps >= {lower_str(low)} (ratio {result.get('ratio')})")
+        ax.axvline(low, color="tab:red", lw=1.5, label=f"certified eps >= {lower_str(low)} (ratio >= {ratio_lower_str(result.get('ratio'))})")
     claimed = result.get("claimed_eps")
     if claimed is not None:
         ax.axvline(claimed, color="black", ls="--", lw=1, label=f"claimed eps = {claimed:g}")
@@ -104,27 +104,55 @@ def search_plot(result: dict[str, Any], path: str | Path) -> None:
     _save(plt, fig, path)
 
 
-def bounds_plot(names: Sequence[str], ours: Sequence[float], claimed: Sequence[float | None],
+def bounds_plot(names: Sequence[str], ours: Sequence[float | None], claimed: Sequence[float | None],
                 references: dict[str, Sequence[float | None]], path: str | Path, title: str) -> None:
-    """Bars of our lower bounds per entry against claimed eps and published bounds."""
-    plt = _pyplot()
-    import numpy as np
+    """Write :func:`bounds_figure` to ``path``."""
+    _save(_pyplot(), bounds_figure(names, ours, claimed, references, title), path)
 
-    k = len(names)
-    width = 0.8 / (1 + len(references))
-    fig, ax = plt.subplots(figsize=(max(7, 0.5 * k + 3), 4.5))
-    xs = np.arange(k)
-    finite = [v if v is not None and math.isfinite(v) else np.nan for v in ours]
-    ax.bar(xs, finite, width, label="dphybrid lower bound", color="tab:red")
-    for j, (label, vals) in enumerate(references.items(), start=1):
-        ax.bar(xs + j * width, [np.nan if v is None else v for v in vals], width, label=label, alpha=0.7)
+
+def bounds_figure(names: Sequence[str], ours: Sequence[float | None], claimed: Sequence[float | None],
+                  references: dict[str, Sequence[float | None]], title: str) -> Any:
+    """Bars of our lower bounds per entry against claimed eps (dashes) and published bounds.
+
+    An infinite value is a hatched bar capped above every finite one and marked "inf"; a
+    missing one (None, NaN) is no bar; a zero is marked "0".  The axis shows every bar.
+    """
+    plt = _pyplot()
+    series = {"dphybrid lower bound": list(ours), **{k: list(v) for k, v in references.items()}}
+    values = [v for vals in series.values() for v in vals if _present(v)] + [c for c in claimed if c is not None]
+    finite = [v for v in values if math.isfinite(v)]
+    cap = 1.5 * max([*finite, 0.1])  # where an infinite bar stops
+    k, width = len(names), 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(max(7.0, 0.6 * k + 3), 4.5))
+    colours = ["tab:red", "tab:blue", "tab:orange", "tab:green", "tab:purple"]
+    for j, (label, vals) in enumerate(series.items()):
+        shown = [(i + (j - (len(series) - 1) / 2) * width, v) for i, v in enumerate(vals) if _present(v)]
+        if not shown:
+            continue
+        bars = ax.bar([x for x, _ in shown], [cap if math.isinf(v) else v for _, v in shown], width, label=label,
+                      color=colours[j % len(colours)], alpha=1.0 if j == 0 else 0.7)
+        for bar, (x, v) in zip(bars, shown):
+            if math.isinf(v):
+                bar.set_hatch("//")
+            if math.isinf(v) or v == 0:  # a capped bar, or one too flat to see
+                ax.annotate("inf" if v else "0", (x, cap if v else 0.0), xytext=(0, 2), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=7)
+    dash_label: str | None = "claimed eps"
     for i, c in enumerate(claimed):
         if c is not None:
-            ax.plot([i - width / 2, i + (len(references) + 0.5) * width], [c, c], "k--", lw=1)
-    ax.set_xticks(xs + width * len(references) / 2)
+            ax.hlines(min(c, cap), i - 0.45, i + 0.45, colors="black", linestyles="--", lw=1, label=dash_label)
+            dash_label = None  # one legend entry
+    ax.set_xticks(range(k))
     ax.set_xticklabels(names, rotation=60, ha="right", fontsize=7)
+    ax.set_xlim(-0.6, k - 0.4)
     ax.set_ylabel("epsilon")
     ax.set_yscale("symlog", linthresh=0.1)
+    ax.set_ylim(min([0.0, *finite]), cap * 1.8)  # room above the capped bars for their "inf"
     ax.set_title(title)
-    ax.legend(fontsize=8)
-    _save(plt, fig, path)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    return fig
+
+
+def _present(v: float | None) -> bool:
+    """A value to draw a bar for: not missing, not NaN, not -inf (no level is below 0)."""
+    return v is not None and not math.isnan(v) and v != -math.inf

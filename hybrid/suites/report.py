@@ -14,7 +14,7 @@ import json
 import math
 from typing import Any, Sequence
 
-from hybrid.formats import lower_str, ratio_display, upper_str
+from hybrid.formats import lower_str, ratio_lower_str, upper_str
 from verifiers.ratio import parse_ratio
 
 
@@ -82,11 +82,11 @@ def table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, str
         stat = r.get("stat_interval")
         w = r.get("witness") or {}
         ratio = r.get("ratio")
-        if ratio is not None and ratio != "inf" and len(ratio) > 24:
-            ratio = "≈" + ratio_display(ratio, 6)
+        if ratio is not None and ratio != "inf" and len(ratio) > 24:  # a long one's value, rounded down (a bound)
+            ratio = "≥" + ratio_lower_str(ratio, 6)
         cells = {
             "mechanism": entry["mechanism"],
-            "params": " ".join(f"{k}={val}" for k, val in entry.get("params", {}).items()),
+            "params": " ".join([f"{k}={val}" for k, val in entry.get("params", {}).items()] + _grown(r)),
             "claimed eps": _fmt(entry.get("claimed_eps"), 3),
             "eps lower bound": lower_str(r.get("eps_lower"), 4),
             "exact ratio": ratio or "",
@@ -100,6 +100,12 @@ def table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, str
     cols = ["mechanism", "params", "claimed eps", "eps lower bound", "exact ratio", "statistical interval",
             "verdict", "witness", "time s"] + refs
     return cols, out
+
+
+def _grown(r: dict[str, Any]) -> list[str]:
+    """The parameters a search grew (an input length): the witness holds at ``L=5 (grown from 2)``."""
+    asked, at = r.get("params") or {}, (r.get("witness") or {}).get("params") or {}
+    return [f"{k}={v} (grown from {asked[k]})" for k, v in at.items() if k in asked and asked[k] != v]
 
 
 def markdown(rows: Sequence[dict[str, Any]], title: str = "") -> str:
@@ -141,7 +147,12 @@ def plot(rows: Sequence[dict[str, Any]], path: str, title: str = "dphybrid lower
     """Bars of our lower bounds against the claimed eps and any published bounds."""
     from hybrid.suites.plots import bounds_plot
 
-    names = [f"{r['entry']['mechanism']}" for r in rows]
+    bounds_plot(*plot_data(rows), path, title)
+
+
+def plot_data(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[float | None], list[float | None],
+                                                        dict[str, list[float | None]]]:
+    """What :func:`plot` draws: labels, our lower bounds, the claims and the published bounds."""
     ours = [_num((r.get("result") or {}).get("eps_lower")) for r in rows]
     claimed = [r["entry"].get("claimed_eps") for r in rows]
     refs: dict[str, list[float | None]] = {}
@@ -149,7 +160,26 @@ def plot(rows: Sequence[dict[str, Any]], path: str, title: str = "dphybrid lower
         refs["DP-Sniper"] = [r["entry"].get("reference", {}).get("dpsniper") for r in rows]
     if any("exact_ratio" in r["entry"].get("reference", {}) for r in rows):
         refs["exact level"] = [_log(r["entry"].get("reference", {}).get("exact_ratio")) for r in rows]
-    bounds_plot(names, ours, claimed, refs, path, title)
+    return plot_labels(rows), ours, claimed, refs
+
+
+def plot_labels(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One label per row: the mechanism, with the parameters in which entries of that mechanism
+    differ (``rr(lam=1/4)``), then their claims if still alike, then their positions."""
+    entries = [row["entry"] for row in rows]
+
+    def label(e: dict[str, Any], claims: bool) -> str:
+        same = [o for o in entries if o["mechanism"] == e["mechanism"]]
+        params = e.get("params", {})
+        parts = [f"{k}={v}" for k, v in params.items()
+                 if any(o.get("params", {}).get(k) != v for o in same)]
+        if claims and e.get("claimed_eps") is not None:
+            parts.append(f"claim {e['claimed_eps']:g}")
+        return e["mechanism"] + (f"({', '.join(parts)})" if parts else "")
+
+    labels = [label(e, False) for e in entries]
+    labels = [label(e, True) if labels.count(t) > 1 else t for e, t in zip(entries, labels)]
+    return [f"{t} #{i + 1}" if labels.count(t) > 1 else t for i, t in enumerate(labels)]
 
 
 def _log(ratio: Any) -> float | None:
