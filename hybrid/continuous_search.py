@@ -43,7 +43,6 @@ from samplers import deadline
 from samplers.compile import compile_sampler
 from samplers.errors import LimitExceeded, UnsupportedByBackend
 from samplers.lang.ir import Program
-from verifiers.base import neighbour_pairs
 from verifiers.continuous import ContinuousBackend, PairLevel, eps_bracket
 from verifiers.enclosure import RatioEnclosure
 from verifiers.epsilon import within_exp
@@ -238,7 +237,7 @@ class _Finite:
         if s.global_check is False:
             return None
         limit = s.budget.global_pairs
-        count = sum(1 for _ in itertools.islice(neighbour_pairs(self.backend.program), limit + 1))
+        count = sum(1 for _ in itertools.islice(self.backend.sweep_pairs(), limit + 1))
         if s.global_check is None and count > limit:
             s.limits.append(f"global verification skipped: more than {limit} neighbour pairs")
             return None
