@@ -12,9 +12,12 @@ in exact real arithmetic: a released continuous value is never equal to a consta
 (probability zero), so it is never bottom or a special code; ``max``/``min`` of the
 numeric entries branch on the winner; a ``linear`` feature is an affine form.  An
 exported attack's score ``b + sum_j w_j (f_j - mean_j) / scale_j`` is evaluated in
-real arithmetic on the float parameters' exact values (the float64 arithmetic that
-defines it on samples differs by rounding only), ties at ``t`` weigh ``q``; only
-logistic attacks are affine, so a multi-layer attack is refused.
+real arithmetic on the float parameters' exact values when the noise moves it (the
+float64 arithmetic that defines it on samples differs by rounding only); a score the
+noise does not move (a code, bottom, a decided step) is the attack's own float64 score,
+so an output whose score is exactly ``t`` weighs ``q`` as on samples (DP-Sniper's
+threshold sits on such atoms).  Only logistic attacks are affine, so a multi-layer
+attack is refused.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from typing import Any, Sequence
+
+import numpy as np
 
 from hybrid.attack import Attack
 from hybrid.events import Event, Product, SetEvent, Threshold
@@ -232,9 +237,14 @@ def _attack(attack: Attack, out: _Outputs) -> Any:
     for f, mean, sc, w in zip(feats, m.mean, m.scale, m.weights[0][:, 0]):
         score = add(score, scale(add(f, -Fraction(float(mean))), Fraction(float(w)) / Fraction(float(sc))))
     t = Fraction(attack.t)
-    if not isinstance(score, Form):
-        return 1 if score > t else Fraction(attack.q) if score == t else 0
-    return 1 if out.run.require(t, score) else 0
+    if isinstance(score, Form):
+        return 1 if out.run.require(t, score) else 0
+    if all(w == 0 for f, w in zip(feats, m.weights[0][:, 0]) if isinstance(f, Form)):
+        # no noise in the score: the attack's own float64 arithmetic decides (a weight-0 value adds 0)
+        row = np.array([[0.0 if isinstance(f, Form) else float(f) for f in feats]])
+        s = float(m.scores(row)[0])
+        return 1 if s > attack.t else Fraction(attack.q) if s == attack.t else 0
+    return 1 if score > t else Fraction(attack.q) if score == t else 0  # noise terms cancel in reals
 
 
 __all__ = ["feature_value", "is_bottom", "symbolic"]
