@@ -105,8 +105,9 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
     if g is not None:
         result.eps_upper = g.eps_upper
         if g.ratio.lo > ratio.lo:
-            result.eps_lower, result.ratio = g.eps_lower, g.ratio.lo
-            result.ratio_enclosure = RatioEnclosure(g.ratio.lo, run.level_of(g.x, g.x_prime).ratio.hi).to_json()
+            lv = run.level_of(g.x, g.x_prime)
+            result.eps_lower, result.ratio, result.bracket = g.eps_lower, g.ratio.lo, [g.eps_lower, lv.bracket[1]]
+            result.ratio_enclosure = RatioEnclosure(g.ratio.lo, lv.ratio.hi).to_json()
             result.witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [g.output])
         if s.claimed is not None:
             result.proved_dp = within_exp(g.ratio.hi, s.claimed)
@@ -229,8 +230,8 @@ class _Finite:
         w = self.backend.witness_ratio(best.pair.x, best.pair.x_prime, [lv.output])
         self.s.queries += 1
         _note_refinement(self.s, w.decided and lv.decided)
-        bracket = (max(eps_bracket(w.ratio)[0], lv.bracket[0]), lv.bracket[1])
-        return w.ratio, bracket, [output_to_json(lv.output)]
+        ratio = RatioEnclosure(max(w.ratio.lo, lv.ratio.lo), w.ratio.hi)  # both certify lv.output's ratio
+        return ratio, (eps_bracket(ratio)[0], lv.bracket[1]), [output_to_json(lv.output)]
 
     def global_level(self) -> Any:
         s = self.s

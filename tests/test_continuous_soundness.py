@@ -31,12 +31,15 @@ from hybrid.events import SetEvent, Threshold
 from hybrid.features import Feature
 from hybrid.numeric_events import output_constants
 from hybrid.regions import symbolic
+from hybrid.search import Budget, search
 from hybrid.transforms import Column, Transform
 from samplers import catalogue
 from samplers.lang import (BOTTOM, all_differ, argmax, clamp, exponential, gaussian, ints, ite, laplace, maximum, mechanism,
                            minimum, one_differ)
 from verifiers.approx_dp import event_delta, threshold_delta
 from verifiers.continuous import ContinuousBackend, eps_bracket
+from verifiers.epsilon import eps_lower
+from verifiers.ratio import parse_ratio
 from verifiers.region import _cell_shifts
 from verifiers.verify import restricted, verify
 
@@ -168,6 +171,45 @@ def test_report_noisy_max_of_two_pair_and_global_levels_contain_the_truth():
     assert_encloses(g.ratio, truth)
     assert mpmath.log(truth) <= eps  # report noisy max is eps-DP: the truth itself, as a check of the reference
     assert verify(prog, eps=float(mpmath.log(truth)) * (1 - 1e-9)).proved_dp is not True
+
+
+def _search_rnm2(global_check: bool):
+    """The whole hybrid search on report noisy max of two (eps = 0.5): its reported witness, ratio,
+    bracket and eps_lower against the closed form of that witness's event."""
+    eps = 0.5
+    r = search("report_noisy_max1", {"eps": eps, "n": 2}, seed=3, global_check=global_check,
+               budget=Budget(samples=20_000, local_steps=4, explore=2)).to_json()
+    w = r["witness"]
+    (o,) = w["event"]
+    scale = Fraction(2 / eps)
+
+    def p(x):
+        p0 = _rnm2_p0(x[0] - x[1], scale)
+        return p0 if o == 0 else 1 - p0
+
+    truth = p(w["x"]) / p(w["x_prime"])
+    assert r["certified"]
+    ratio = parse_ratio(r["ratio"])
+    assert mp(ratio) <= truth and r["ratio_enclosure"][0] == r["ratio"]
+    assert r["eps_lower"] == eps_lower(ratio) == r["bracket"][0]  # the bound is the reported witness's
+    assert_eps_sound(r["bracket"], mpmath.log(truth))
+    return r, eps
+
+
+def test_search_reports_a_certified_witness_whose_truth_is_at_least_the_bound():
+    _search_rnm2(global_check=False)
+
+
+@pytest.mark.slow
+def test_search_with_global_check_bounds_the_true_level_from_both_sides():
+    r, eps = _search_rnm2(global_check=True)
+    scale = Fraction(2 / eps)
+    points = [(a, c) for a in range(-10, 11) for c in range(-10, 11)]
+    truth = max(max(_rnm2_p0(x[0] - x[1], scale) / _rnm2_p0(xp[0] - xp[1], scale),
+                    (1 - _rnm2_p0(x[0] - x[1], scale)) / (1 - _rnm2_p0(xp[0] - xp[1], scale)))
+                for x in points for xp in ((x[0] + u, x[1] + v) for u in (-1, 0, 1) for v in (-1, 0, 1))
+                if xp != x and -10 <= min(xp) and max(xp) <= 10)
+    assert_eps_sound((r["eps_lower"], r["eps_upper"]), mpmath.log(truth))
 
 
 # -- above threshold (sparse vector, cutoff 1) ----------------------------------------------------
