@@ -34,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
             lo, hi = (ratio_display(v) for v in c["p_x"])
             lo2, hi2 = (ratio_display(v) for v in c["p_x_prime"])
             print(f"  P(E | x) in [{lo}, {hi}], P(E | x') in [{lo2}, {hi2}]: "
-                  f"certified ratio >= {ratio_display(c['ratio'])}, eps in [{c['eps_lower']}, {c['eps_upper']}] "
-                  f"({c['backend']} backend)")
+                  f"certified ratio >= {ratio_display(c['ratio'])}, eps >= {c['eps_lower']} (this event's "
+                  f"ln ratio is at most {c['eps_upper']}; {c['backend']} backend)")
         else:
             print(f"  P(E | x) = {c['p_x']}, P(E | x') = {c['p_x_prime']}: exact ratio {c['ratio']}, "
                   f"eps >= {c['eps_lower']} ({c['backend']} backend)")
