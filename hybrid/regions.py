@@ -43,7 +43,7 @@ NAN = None  # a feature value that is not a number (a bottom entry, no numeric e
 
 def is_bottom(v: Any) -> bool:
     """A halted entry: BOTTOM itself (as paths carry it) or its int64 code (in an event's values)."""
-    return v is BOTTOM or (type(v) is int and v == BOTTOM_CODE)
+    return v is BOTTOM or (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v == BOTTOM_CODE)
 
 
 def _equal(v: Any, w: Any) -> bool:
