@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from samplers.errors import UnsupportedByBackend
 from samplers.lang.domain import Domain
@@ -106,7 +106,7 @@ class GlobalLevel:
     pairs: int
     level: int
     decided: bool
-    symmetric: bool
+    symmetric: bool  # the sweep visited sorted inputs only (never, see ContinuousBackend.sweep_pairs)
 
     @property
     def complete(self) -> bool:
@@ -277,20 +277,28 @@ class ContinuousBackend:
         return PairLevel(RatioEnclosure(lo, hi), best, self.max_level, False)
 
     # -- every neighbour pair -------------------------------------------------------------
+    def sweep_pairs(self, domain: Domain | None = None) -> Iterator[tuple[Point, Point]]:
+        """Every ordered neighbour pair of ``domain`` (default: the declared one).
+
+        A declared symmetry is not used: enclosures cannot check it the way the exact
+        backends do, and an upper bound over sorted inputs only of a mechanism that is not
+        symmetric would prove DP falsely.
+        """
+        program = dataclasses.replace(self.program, symmetric=False,
+                                      domain=self.program.domain if domain is None else domain)
+        return neighbour_pairs(program)
+
     def global_epsilon(self, precision: float = 1e-3, domain: Domain | None = None) -> GlobalLevel:
         """The level over every neighbour pair of ``domain`` (default: the declared one), finite outputs."""
-        program = self.program if domain is None else dataclasses.replace(self.program, domain=domain)
-        pairs = list(neighbour_pairs(program))
+        pairs = list(self.sweep_pairs(domain))
         levels = {pair: self._pair_level(*pair, precision) for pair in pairs}
         if not levels:
-            return GlobalLevel(RatioEnclosure(Fraction(0), Fraction(0)), None, None, None, 0, 0, True,
-                               program.symmetric)
+            return GlobalLevel(RatioEnclosure(Fraction(0), Fraction(0)), None, None, None, 0, 0, True, False)
         best = max(pairs, key=lambda pr: levels[pr].ratio.lo)
         lo = levels[best].ratio.lo
         hi = max(v.ratio.hi for v in levels.values())
         return GlobalLevel(RatioEnclosure(lo, hi), best[0], best[1], levels[best].output, len(pairs),
-                           max(v.level for v in levels.values()), all(v.decided for v in levels.values()),
-                           program.symmetric)
+                           max(v.level for v in levels.values()), all(v.decided for v in levels.values()), False)
 
 
 __all__ = ["ContinuousBackend", "Decision", "GlobalLevel", "NumericOutputs", "PairLevel", "SymbolicEvent", "WitnessRatio",

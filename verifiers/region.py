@@ -285,15 +285,22 @@ class _Solver:
                 if a == 0:
                     continue
                 rest = Form(tuple((w, x) for w, x in c.coeffs if w != v), c.const) if len(c.coeffs) > 1 else c.const
-                ends = sorted((a * e for e in (c0, c1)), key=float)
-                inner = _relax(inner, rest, ends[0])
-                outer = _relax(outer, rest, ends[1])
+                least, most = _cell_shifts(a, c0, c1)
+                inner = _relax(inner, rest, least)
+                outer = _relax(outer, rest, most)
             if outer is None:
                 continue
             high += p * self.solve(outer, depth + 1)
             if inner is not None:
                 low += p * self.solve(inner, depth + 1)
         return low.union(high)
+
+
+def _cell_shifts(a: Fraction, c0, c1) -> tuple:
+    """The least and the most of ``a z`` over a cell ``c0 < z < c1``, compared exactly (two ends a
+    float apart can convert to one float, and a wrong order would swap the cell's inner and outer bounds)."""
+    ends = (a * c0, a * c1)
+    return min(ends), max(ends)
 
 
 def _relax(cons: list[Form] | None, rest, shift) -> list[Form] | None:

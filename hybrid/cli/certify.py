@@ -33,13 +33,14 @@ def run(args: argparse.Namespace) -> int:
         w = c["witness"]
         print(f"{c['mechanism']} {params_text(c['params'])}: x = {w['x']}, x' = {w['x_prime']} ({c['source']})")
         print(f"  event: {event_text(w['event'])}")
-        eps = f"eps in [{lower_str(c['eps_lower'])}, {upper_str(c['eps_upper'])}]"
         if "ratio_enclosure" in c:  # continuous noise: rigorous enclosures
             print(f"  P(E | x) in {enclosure_str(*c['p_x'])}, P(E | x') in {enclosure_str(*c['p_x_prime'])}: "
-                  f"certified ratio >= {ratio_lower_str(c['ratio'])}, {eps} ({c['backend']} backend)")
+                  f"certified ratio >= {ratio_lower_str(c['ratio'])}, eps >= {lower_str(c['eps_lower'])} (this "
+                  f"event's ln ratio is at most {upper_str(c['eps_upper'])}; {c['backend']} backend)")
         else:
             print(f"  P(E | x) = {exact_str(c['p_x'])}, P(E | x') = {exact_str(c['p_x_prime'])}: "
-                  f"exact ratio {exact_str(c['ratio'])}, {eps} ({c['backend']} backend)")
+                  f"exact ratio {exact_str(c['ratio'])} (ln in [{lower_str(c['eps_lower'])}, {upper_str(c['eps_upper'])}]), "
+                  f"so eps >= {lower_str(c['eps_lower'])} ({c['backend']} backend)")
         if c["claimed_eps"] is not None:
             verdict = "holds" if c["violation_holds"] else "does NOT hold"
             print(f"  claimed violation of {eps_text(cert.witness.claimed_eps)}-DP: {verdict}")

@@ -43,7 +43,6 @@ from samplers import deadline
 from samplers.compile import compile_sampler
 from samplers.errors import LimitExceeded, UnsupportedByBackend
 from samplers.lang.ir import Program
-from verifiers.base import neighbour_pairs
 from verifiers.continuous import ContinuousBackend, PairLevel, eps_bracket
 from verifiers.enclosure import RatioEnclosure
 from verifiers.epsilon import within_exp
@@ -106,8 +105,9 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
     if g is not None:
         result.eps_upper = g.eps_upper
         if g.ratio.lo > ratio.lo:
-            result.eps_lower, result.ratio = g.eps_lower, g.ratio.lo
-            result.ratio_enclosure = RatioEnclosure(g.ratio.lo, run.level_of(g.x, g.x_prime).ratio.hi).to_json()
+            lv = run.level_of(g.x, g.x_prime)
+            result.eps_lower, result.ratio, result.bracket = g.eps_lower, g.ratio.lo, [g.eps_lower, lv.bracket[1]]
+            result.ratio_enclosure = RatioEnclosure(g.ratio.lo, lv.ratio.hi).to_json()
             result.witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [g.output])
         if s.claimed is not None:
             result.proved_dp = within_exp(g.ratio.hi, s.claimed)
@@ -230,15 +230,15 @@ class _Finite:
         w = self.backend.witness_ratio(best.pair.x, best.pair.x_prime, [lv.output])
         self.s.queries += 1
         _note_refinement(self.s, w.decided and lv.decided)
-        bracket = (max(eps_bracket(w.ratio)[0], lv.bracket[0]), lv.bracket[1])
-        return w.ratio, bracket, [output_to_json(lv.output)]
+        ratio = RatioEnclosure(max(w.ratio.lo, lv.ratio.lo), w.ratio.hi)  # both certify lv.output's ratio
+        return ratio, (eps_bracket(ratio)[0], lv.bracket[1]), [output_to_json(lv.output)]
 
     def global_level(self) -> Any:
         s = self.s
         if s.global_check is False:
             return None
         limit = s.budget.global_pairs
-        count = sum(1 for _ in itertools.islice(neighbour_pairs(self.backend.program), limit + 1))
+        count = sum(1 for _ in itertools.islice(self.backend.sweep_pairs(), limit + 1))
         if s.global_check is None and count > limit:
             s.limits.append(f"global verification skipped: more than {limit} neighbour pairs")
             return None

@@ -12,9 +12,12 @@ in exact real arithmetic: a released continuous value is never equal to a consta
 (probability zero), so it is never bottom or a special code; ``max``/``min`` of the
 numeric entries branch on the winner; a ``linear`` feature is an affine form.  An
 exported attack's score ``b + sum_j w_j (f_j - mean_j) / scale_j`` is evaluated in
-real arithmetic on the float parameters' exact values (the float64 arithmetic that
-defines it on samples differs by rounding only), ties at ``t`` weigh ``q``; only
-logistic attacks are affine, so a multi-layer attack is refused.
+real arithmetic on the float parameters' exact values when the noise moves it (the
+float64 arithmetic that defines it on samples differs by rounding only); a score the
+noise does not move (a code, bottom, a decided step) is the attack's own float64 score,
+so an output whose score is exactly ``t`` weighs ``q`` as on samples (DP-Sniper's
+threshold sits on such atoms).  Only logistic attacks are affine, so a multi-layer
+attack is refused.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ import math
 from fractions import Fraction
 from typing import Any, Sequence
 
+import numpy as np
+
 from hybrid.testers.attack import Attack
 from hybrid.testers.events import Event, Product, SetEvent, Threshold
 from hybrid.testers.features import IDENTITY, Feature, MalformedEvent
 from hybrid.testers.transforms import Transform
 from samplers.errors import UnsupportedByBackend
-from samplers.lang.ir import BOTTOM_CODE
+from samplers.lang.ir import BOTTOM, BOTTOM_CODE
 from verifiers.continuous import SymbolicEvent
 from verifiers.linear import Form, Value, add, scale
 from verifiers.paths import Run
@@ -36,16 +41,20 @@ from verifiers.paths import Run
 NAN = None  # a feature value that is not a number (a bottom entry, no numeric entry)
 
 
-def _is_bottom(v: Any) -> bool:
-    return not isinstance(v, (Form, Fraction)) and v == BOTTOM_CODE
+def is_bottom(v: Any) -> bool:
+    """A halted entry: BOTTOM itself (as paths carry it) or its int64 code (in an event's values)."""
+    return v is BOTTOM or (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v == BOTTOM_CODE)
 
 
 def _equal(v: Any, w: Any) -> bool:
-    """Exact equality of a path value and an event's value (a random value equals nothing)."""
+    """Exact equality of a path value and an event's value, as on samples: a random value equals
+    nothing, bottom equals only bottom, and a float (NaN: bottom in float samples) only its exact value."""
     if isinstance(v, Form):
         return False
+    if is_bottom(v) or is_bottom(w):
+        return is_bottom(v) and is_bottom(w)
     if isinstance(w, float):
-        return not _is_bottom(v) and Fraction(w) == v
+        return math.isfinite(w) and Fraction(w) == v
     return v == w
 
 
@@ -66,7 +75,7 @@ class _Outputs:
 
 
 def _regular(vals: list[Value], codes: tuple) -> list[Value]:
-    return [v for v in vals if not _is_bottom(v) and not any(_equal(v, c) for c in codes)]
+    return [v for v in vals if not is_bottom(v) and not any(_equal(v, c) for c in codes)]
 
 
 def feature_value(feature: Feature, out: _Outputs) -> Any:
@@ -83,7 +92,7 @@ def feature_value(feature: Feature, out: _Outputs) -> Any:
     vals = out.all()
     if kind == "count":
         if feature.value == "bottom":
-            return sum(1 for v in vals if _is_bottom(v))
+            return sum(1 for v in vals if is_bottom(v))
         return sum(1 for v in vals if _equal(v, feature.value))
     if kind == "hamming":
         return sum(1 for v, r in zip(vals, feature.reference) if not _equal(v, r))
@@ -102,7 +111,7 @@ def feature_value(feature: Feature, out: _Outputs) -> Any:
     if kind == "linear":
         if len(feature.weights) != out.arity:
             raise MalformedEvent(f"a linear feature with {len(feature.weights)} weights on {out.arity} components")
-        if any(_is_bottom(v) for v in vals):
+        if any(is_bottom(v) for v in vals):
             return NAN
         total = Fraction(0)
         for v, w in zip(vals, feature.weights):
@@ -112,7 +121,7 @@ def feature_value(feature: Feature, out: _Outputs) -> Any:
 
 
 def _code(v: Value, codes: tuple) -> int:
-    if _is_bottom(v):
+    if is_bottom(v):
         return 1
     for j, c in enumerate(codes):
         if _equal(v, c):
@@ -146,7 +155,7 @@ def _set_event(event: SetEvent, out: _Outputs) -> bool:
 
 def _threshold(event: Threshold, out: _Outputs) -> bool:
     v = feature_value(event.feature, out)
-    if v is NAN or isinstance(v, tuple) or (not isinstance(v, Form) and _is_bottom(v)):
+    if v is NAN or isinstance(v, tuple) or is_bottom(v):
         return False
     if math.isnan(event.alpha):
         raise MalformedEvent("a threshold of NaN")
@@ -205,9 +214,9 @@ def _columns(transform: Transform, vals: list[Value], run: Run) -> list[Value]:
         return feats
     out: list[Value] = []
     for col, v in zip(transform.columns, vals):
-        bottom = _is_bottom(v)
+        bottom = is_bottom(v)
         if col.kind == "onehot":
-            out += [Fraction(1 if (bottom if w == BOTTOM_CODE else _equal(v, w)) else 0) for w in col.values]
+            out += [Fraction(1 if _equal(v, w) else 0) for w in col.values]
             continue
         special = any(_equal(v, c) for c in col.values)
         out.append(Fraction(0) if bottom or special else v)
@@ -228,9 +237,14 @@ def _attack(attack: Attack, out: _Outputs) -> Any:
     for f, mean, sc, w in zip(feats, m.mean, m.scale, m.weights[0][:, 0]):
         score = add(score, scale(add(f, -Fraction(float(mean))), Fraction(float(w)) / Fraction(float(sc))))
     t = Fraction(attack.t)
-    if not isinstance(score, Form):
-        return 1 if score > t else Fraction(attack.q) if score == t else 0
-    return 1 if out.run.require(t, score) else 0
+    if isinstance(score, Form):
+        return 1 if out.run.require(t, score) else 0
+    if all(w == 0 for f, w in zip(feats, m.weights[0][:, 0]) if isinstance(f, Form)):
+        # no noise in the score: the attack's own float64 arithmetic decides (a weight-0 value adds 0)
+        row = np.array([[0.0 if isinstance(f, Form) else float(f) for f in feats]])
+        s = float(m.scores(row)[0])
+        return 1 if s > attack.t else Fraction(attack.q) if s == attack.t else 0
+    return 1 if score > t else Fraction(attack.q) if score == t else 0  # noise terms cancel in reals
 
 
-__all__ = ["feature_value", "symbolic"]
+__all__ = ["feature_value", "is_bottom", "symbolic"]
