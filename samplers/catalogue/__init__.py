@@ -29,8 +29,8 @@ def get(name: str) -> Mechanism:
     """The catalogue mechanism called ``name`` (case-insensitive; aliases accepted)."""
     key = _ALIASES.get(name.lower())
     if key is None:
-        close = difflib.get_close_matches(name.lower(), list(_ALIASES), n=3)
-        hint = f"; did you mean {', '.join(_ALIASES[c] for c in close)}?" if close else ""
+        close = dict.fromkeys(_ALIASES[c] for c in difflib.get_close_matches(name.lower(), list(_ALIASES), n=5))
+        hint = f"; did you mean {', '.join(list(close)[:3])}?" if close else ""
         raise UnknownMechanism(f"unknown mechanism {name!r}{hint} (see 'dphybrid list')")
     return _REGISTRY[key]
 
