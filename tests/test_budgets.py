@@ -5,17 +5,24 @@ and a run must stop; a count budget must give the same result twice; a size that
 fit must be refused up front with one line on stderr and exit status 2.
 """
 
+import contextlib
 import json
 import math
+import subprocess
+import sys
+import threading
 import time
 from collections import Counter
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
+from hybrid.searcher.certify import certify, parse_witnesses
 from hybrid.cli import main
 from hybrid.testers.draws import Sample, as_sample
 from hybrid.inputs import Pair
+from hybrid.searcher.numeric_events import EventTuner
 from hybrid.searcher.search import Budget, search
 from hybrid.testers.sniper import SniperTester, _Hits, attack_sizes
 from hybrid.testers.testing import sniper_estimate
@@ -26,6 +33,7 @@ from samplers.deadline import TimeLimitReached, time_limit
 from samplers.lang.domain import Domain
 from samplers.lang.neighbours import replace_one
 from verifiers.bitblast import compile_program
+from verifiers.continuous import ContinuousBackend
 from verifiers.verify import verify
 
 
@@ -70,6 +78,78 @@ def test_same_seed_same_bound_for_a_count_budget():
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     assert runs[0] == runs[1]
     assert runs[0]["limits_hit"] == [] and 0 < runs[0]["eps_lower"] <= 0.5
+
+
+@contextlib.contextmanager
+def _busy():
+    """A machine made busy: a CPU-burning process per core and a thread contending for the GIL."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    stop = threading.Event()
+
+    def burn():
+        while not stop.is_set():
+            sum(range(1000))
+
+    thread = threading.Thread(target=burn, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        for p in burners:
+            p.kill()
+            p.wait()
+
+
+CONTINUOUS_KEYS = ("certified", "eps_lower", "ratio", "ratio_enclosure", "bracket", "witness", "candidates",
+                   "stat_interval", "samples", "exact_queries", "limits_hit")
+
+
+@pytest.mark.parametrize("name, params, budget", [
+    ("laplace", {"eps": 0.5}, Budget(samples=100_000, certify_pairs=6, tune_steps=120, enclosures=50)),
+    ("svt1", {"n": 3}, Budget(samples=100_000, certify_pairs=6, local_steps=20, enclosures=100)),
+])
+def test_continuous_search_gives_the_same_result_on_a_busy_machine(name, params, budget):
+    """Counts decide the continuous search (tuned events for laplace, pair levels and local search
+    for svt1, each cut by the enclosures budget): one seed, the same JSON result idle and busy."""
+    runs = []
+    for busy in (False, True):
+        with _busy() if busy else contextlib.nullcontext():
+            r = search(name, params, seed=3, budget=budget).to_json()
+        runs.append({k: r[k] for k in CONTINUOUS_KEYS})
+    assert runs[0] == runs[1]
+    assert runs[0]["certified"] and not any("time budget" in lim for lim in runs[0]["limits_hit"])
+    assert any("enclosures budget" in lim for lim in runs[0]["limits_hit"])
+
+
+@pytest.mark.parametrize("seconds", [0.05, 1.0, 3.0, pytest.param(12.0, marks=pytest.mark.slow)])
+def test_continuous_search_stopped_by_time_is_partial_and_says_so(seconds):
+    """svt3 with ten queries takes minutes to certify: a small time budget stops some stage (which
+    one depends on the machine), and the result says so instead of raising; a witness it keeps
+    certifies again at least as well."""
+    r = search("svt3", {"n": 10}, seed=0, time_budget=seconds, budget=Budget(samples=100_000))
+    assert any("time budget" in lim for lim in r.limits_hit), r.limits_hit
+    if not r.certified:
+        assert r.ratio is None and "no certified result" in r.note
+    elif r.witness["event"]:
+        again = certify(parse_witnesses(r.to_json())[0])
+        assert r.ratio <= again.result.ratio.hi
+
+
+def test_event_tuning_stops_at_its_step_budget_and_at_the_time_limit():
+    program = catalogue.get("svt3").trace(n=4)
+    backend = ContinuousBackend(program)
+    tuner = EventTuner(backend, compile_sampler(program), seed=1, samples=20_000)
+    x, xp = (1, 1, 1, 1), (2, 2, 2, 2)
+    t = tuner.tune(x, xp, steps=7)
+    assert t.spent and not t.stopped and tuner.evaluations == t.evaluations == 7
+    again = EventTuner(backend, tuner.sampler, seed=1, samples=20_000).tune(x, xp, steps=7)
+    assert (again.event.to_json(), again.ratio) == (t.event.to_json(), t.ratio)  # same seed and count, same event
+    with time_limit(1e-9):
+        time.sleep(1e-3)
+        s = EventTuner(ContinuousBackend(program), tuner.sampler, seed=1, samples=20_000).tune(x, xp, steps=7)
+    assert "time budget" in s.stopped and s.event is None and s.ratio.lo == Fraction(1)
 
 
 @pytest.mark.parametrize("total,inputs", [(300_000, 3), (10**8, 9), (4 * 10**8, 2), (10**9, 12)])

@@ -23,7 +23,9 @@ into symbolic events.
 
 Enclosures are refined on demand by raising the level (precision bits, quadrature and
 cell counts; :mod:`verifiers.enclosure`); ``max_level`` is the budget, and a result
-that hits it says so (``level``, ``decided``).
+that hits it says so (``level``, ``decided``).  The time limit in force
+(:mod:`samplers.deadline`) is checked before every path's region is enclosed and
+during symbolic execution; it raises ``TimeLimitReached``, never returns a part.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from samplers import deadline
 from samplers.errors import UnsupportedByBackend
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
@@ -152,6 +155,7 @@ class ContinuousBackend:
         self._specs: dict[Point, Specialised] = {}
         self._outputs: dict[Point, dict[Any, list[Path]]] = {}
         self._enclosures: dict[tuple, Enclosure] = {}
+        self.regions = 0  # regions enclosed so far (cached ones not counted again): a measure of work
 
     # -- inputs and paths --------------------------------------------------------------
     def check_input(self, x: Sequence[int]) -> Point:
@@ -201,9 +205,11 @@ class ContinuousBackend:
                 key = (id(spec), p.constraints, level)
                 region = self._enclosures.get(key)
                 if region is None:
+                    deadline.check("while enclosing probabilities")
                     region = Enclosure.exact(1) if not p.constraints else \
                         Enclosure.from_arb(probability(p.constraints, spec.laws, level))
                     self._enclosures[key] = region
+                    self.regions += 1
                 total = total + region.scaled(p.weight * Fraction(p.result))
         return total
 

@@ -20,7 +20,8 @@ non-strict comparisons coincide, and two values whose difference is random are e
 with probability zero; comparisons whose difference is a constant are decided exactly.
 Paths are enumerated depth first by re-execution with a decision stack; a branch whose
 constraints are certainly empty (per-variable bounds, or a half-space that misses the
-bounding box) is pruned, which is exact (it has probability zero).
+bounding box) is pruned, which is exact (it has probability zero).  Every path checks
+the time limit in force (:mod:`samplers.deadline`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Iterator, Sequence
 
+from samplers import deadline
 from samplers.errors import BudgetExceeded, UnsupportedByBackend
 from samplers.lang.builder import replay
 from samplers.lang.ir import BOTTOM, CONTINUOUS_NOISE, FLOAT, Node, Program, evaluate
@@ -412,6 +414,7 @@ def explore(spec: Specialised, body: Callable[[Run], Any], *, max_paths: int = M
     runs = 0
     while True:
         runs += 1
+        deadline.check("during symbolic execution")
         if runs > max_paths:
             raise BudgetExceeded(f"more than {max_paths} paths in the symbolic execution",
                                  limit="paths", value=max_paths)

@@ -21,13 +21,21 @@ Everything certified is certified against the real-number semantics of the noise
 laws with their exact scales), not a floating-point sampler.  A program the backend
 cannot handle (a product of two noise values, too many paths) falls back to the
 statistical search, and the note says why.
+
+Counts decide the result (:class:`hybrid.searcher.budget.Budget`: ``certify_pairs`` candidate
+pairs, ``tune_steps`` certified ratios per tuned event, ``local_steps`` per local search,
+``enclosures`` regions enclosed in all -- the work, which a pair of a large sparse vector
+takes thousands of and the Laplace mechanism a handful -- and the backend's refinement
+levels), so a seed gives the same result on any machine, busy or not.  The time budget
+is a safety limit: a stage it stops keeps what was certified so far and ``limits_hit``
+says so; with nothing certified, the result is testing's statistical bound,
+``certified: false``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import time
 from fractions import Fraction
 from typing import Any
 
@@ -37,10 +45,9 @@ from hybrid.formats import output_to_json
 from hybrid.inputs import Pair, coordinate_moves, random_pair
 from hybrid.searcher.numeric_events import EventTuner
 from hybrid.searcher.regions import symbolic
-from hybrid.searcher.search import SearchResult, _confidence, _one_sided, _Search, _statistical
+from hybrid.searcher.search import SearchResult, _confidence, _finish, _one_sided, _Search, _statistical, _uncertified
 from hybrid.seeds import derive_seed
-from samplers import deadline
-from samplers.compile import compile_sampler
+from samplers.deadline import TimeLimitReached
 from samplers.errors import LimitExceeded, UnsupportedByBackend
 from samplers.lang.ir import Program
 from verifiers.continuous import ContinuousBackend, PairLevel, eps_bracket
@@ -51,7 +58,7 @@ from verifiers.ratio import INF, log_ratio, parse_ratio, ratio_str
 PROPOSE_SAMPLES = 1_000_000  # the tester only proposes here: certification does not need more
 KEEP = 4  # best-tested pairs certified first (each in both orders)
 STARTS = 3  # local searches, from the best certified pairs
-CERTIFY_SHARE = 0.5  # of the remaining time, for certifying candidate pairs
+CERTIFY_SHARE = 0.5  # of the enclosures budget, for certifying candidates when a local search follows
 SEMANTICS = ("certified against the real-number semantics of the noise (exact scales), "
              "not a floating-point implementation")
 
@@ -61,14 +68,15 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
     clock = s.clock
     clock.stage("compile")
     backend = ContinuousBackend(program)
-    sampler = compile_sampler(program)
-    sampler.warm_up()
+    sampler = s.sampler(program)
+    if sampler is None:
+        return _uncertified(s, program, None, "no certified result: the sampler was not compiled in time")
     clock.stage("propose")
     s.say("testing candidate pairs")
     full = s.budget
     s.budget = dataclasses.replace(full, samples=min(full.samples, PROPOSE_SAMPLES))
     try:
-        pairs, interval = s.propose(sampler)
+        pairs, interval = s.propose_in_time(sampler)
     finally:
         s.budget = full
     clock.stage("certify")
@@ -77,7 +85,9 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
         finite = backend.finite_outputs(pairs[0].x)
         run = _Finite(s, backend) if finite else _Numeric(s, backend, sampler)
         best = run.certify(_candidates(s, program, pairs, patterns_first=not finite))
-        proposed = _proposed(backend, interval)
+        proposed = _proposed(s, backend, interval)
+    except TimeLimitReached as e:
+        return _uncertified(s, program, interval, f"no certified result ({e})")
     except (UnsupportedByBackend, LimitExceeded) as e:
         result = _statistical(s, program)
         result.note = f"not certified ({e}); {result.note}"
@@ -94,9 +104,9 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
     result = SearchResult(
         mechanism=program.name, params=program.param_dict, certified=True, eps_lower=lower, ratio=ratio.lo,
         witness=s._witness(program, best.pair, []) | {"event": event}, backend=backend.name,
-        precision=s.precision, seed=s.seed, stat_interval=_one_sided(interval), stat_confidence=_confidence(interval), bracket=list(bracket),
-        claimed_eps=s.claimed, candidates=run.table,
-        pvalue_curve=[(d.eps, d.p_value) for d in interval.probes],
+        precision=s.precision, seed=s.seed, stat_interval=_one_sided(interval), stat_confidence=_confidence(interval),
+        bracket=list(bracket), claimed_eps=s.claimed, candidates=run.table,
+        pvalue_curve=[] if interval is None else [(d.eps, d.p_value) for d in interval.probes],
         note=f"{program.name} draws continuous noise: {SEMANTICS}",
     )
     result.ratio_enclosure = ratio.to_json()
@@ -113,16 +123,12 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
             result.proved_dp = within_exp(g.ratio.hi, s.claimed)
     if s.claimed is not None:
         result.refuted = result.eps_lower > s.claimed
-    result.samples, result.exact_queries, result.limits_hit = s.samples, s.queries, s.limits
-    if clock.expired:
-        result.limits_hit.append(f"time budget of {s.budget.time:g} s reached")
-    result.timings = clock.done()
-    return result
+    return _finish(s, result)
 
 
 def _candidates(s: _Search, program: Program, ranked: list[Pair], patterns_first: bool) -> list[Pair]:
     """The best-tested pairs (StatDP's patterns first if asked), every other pattern, then random
-    neighbour pairs; each in both orders.  The caller stops when its time share is spent."""
+    neighbour pairs; each in both orders.  The caller certifies the first ``certify_pairs``."""
     rng = np.random.default_rng(derive_seed(s.seed, 14))
     if patterns_first:
         ranked = sorted(ranked, key=lambda p: p.origin.startswith("random"))  # stable: keeps the ranking
@@ -141,14 +147,19 @@ def _candidates(s: _Search, program: Program, ranked: list[Pair], patterns_first
     return list(out.values())
 
 
-def _proposed(backend: ContinuousBackend, interval: Any) -> dict[str, Any] | None:
-    """The tester's own event, certified as proposed."""
-    d = interval.rejected
+def _proposed(s: _Search, backend: ContinuousBackend, interval: Any) -> dict[str, Any] | None:
+    """The tester's own event, certified as proposed (None without one, or without the time to weigh it)."""
+    d = None if interval is None else interval.rejected
     if d is None:
         return None
     prog = backend.program
-    w = backend.witness_ratio(d.pair.x, d.pair.x_prime,
-                              symbolic(d.event, arity=prog.arity, tuple_output=prog.tuple_output))
+    try:
+        w = backend.witness_ratio(d.pair.x, d.pair.x_prime,
+                                  symbolic(d.event, arity=prog.arity, tuple_output=prog.tuple_output))
+    except TimeLimitReached as e:
+        s.limits.append(f"{e}: the tester's event was not weighed")
+        return None
+    s.queries += 1
     return {"proposed_by": "statdp", "x": list(d.pair.x), "x_prime": list(d.pair.x_prime),
             "event": d.event.describe(), "p_value": d.p_value, "eps": d.eps,
             "ratio": ratio_str(w.ratio.lo), "ratio_enclosure": w.ratio.to_json()}
@@ -181,13 +192,19 @@ class _Finite:
         return _Best(pair, lv.ratio, lv.output)
 
     def certify(self, pairs: list[Pair]) -> _Best:
-        stop = time.perf_counter() + CERTIFY_SHARE * max(0.0, deadline.remaining())
+        """The levels of the first ``certify_pairs`` candidates; the best few start local searches."""
         found: list[_Best] = []
-        for i, p in enumerate(pairs):
-            if i >= 2 and time.perf_counter() > stop:
-                self.s.limits.append(f"certified {i} of {len(pairs)} candidate pairs within the time budget")
+        todo = _budgeted(self.s, pairs)
+        for i, p in enumerate(todo):
+            if i >= 2 and _spent(self.s, self.backend, CERTIFY_SHARE, f"certified {i} of {len(todo)} candidate pairs"):
                 break
-            b = self._best_of(p)
+            try:
+                b = self._best_of(p)
+            except TimeLimitReached as e:
+                if not found:
+                    raise
+                self.s.limits.append(f"{e}: certified {i} of {len(todo)} candidate pairs")
+                break
             self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
                                "ratio": ratio_str(b.ratio.lo), "output": output_to_json(b.witness)})
             found.append(b)
@@ -196,42 +213,56 @@ class _Finite:
         return self.starts[0]
 
     def improve(self, best: _Best) -> _Best:
-        """Hill climbing from the best few certified pairs, while the step and time budgets last."""
+        """Hill climbing from the best few certified pairs, ``local_steps`` pair evaluations each."""
         for start in self.starts:
-            if self.s.clock.expired:
-                break
-            end = self._climb(start)
+            end, stopped = self._climb(start)
             if end.ratio.lo > best.ratio.lo:
                 best = end
+            if stopped:
+                break
         return best
 
-    def _climb(self, best: _Best) -> _Best:
-        """First-improvement hill climbing on the certified pair level."""
+    def _climb(self, best: _Best) -> tuple[_Best, bool]:
+        """First-improvement hill climbing on the certified pair level; the end, and whether to stop
+        climbing (the enclosures budget is spent, or the time limit passed)."""
         program, budget = self.backend.program, self.s.budget
         tried, steps, improved = {(best.pair.x, best.pair.x_prime)}, 0, True
-        while improved and best.ratio.lo != INF:
-            improved = False
-            for move in coordinate_moves(best.pair, program.domain, program.neighbours):
-                if (move.x, move.x_prime) in tried:
-                    continue
-                if steps >= budget.local_steps or self.s.clock.expired:
-                    self.s.limits.append(f"a local search stopped after {steps} pair evaluations")
-                    return best
-                tried.add((move.x, move.x_prime))
-                steps += 1
-                b = self._best_of(move)
-                if b.ratio.lo > best.ratio.lo:
-                    best, improved = b, True
-                    break
-        return best
+        try:
+            while improved and best.ratio.lo != INF:
+                improved = False
+                for move in coordinate_moves(best.pair, program.domain, program.neighbours):
+                    if (move.x, move.x_prime) in tried:
+                        continue
+                    if steps >= budget.local_steps:
+                        self.s.limits.append(f"a local search stopped after {steps} pair evaluations "
+                                             "(local_steps budget)")
+                        return best, False
+                    if _spent(self.s, self.backend, 1.0, f"a local search stopped after {steps} pair evaluations"):
+                        return best, True
+                    tried.add((move.x, move.x_prime))
+                    steps += 1
+                    b = self._best_of(move)
+                    if b.ratio.lo > best.ratio.lo:
+                        best, improved = b, True
+                        break
+        except TimeLimitReached as e:
+            self.s.limits.append(f"{e}: a local search stopped after {steps} pair evaluations")
+            return best, True
+        return best, False
 
     def finish(self, best: _Best) -> tuple[RatioEnclosure, tuple[float, float], Any]:
+        """The witness output's ratio refined, bracketed with the pair's level (already enclosed)."""
         lv = self.level_of(best.pair.x, best.pair.x_prime)
-        w = self.backend.witness_ratio(best.pair.x, best.pair.x_prime, [lv.output])
+        event = [output_to_json(lv.output)]
+        try:
+            w = self.backend.witness_ratio(best.pair.x, best.pair.x_prime, [lv.output])
+        except TimeLimitReached as e:
+            self.s.limits.append(f"{e}: the witness keeps the pair level's enclosure")
+            return lv.ratio, lv.bracket, event
         self.s.queries += 1
         _note_refinement(self.s, w.decided and lv.decided)
         ratio = RatioEnclosure(max(w.ratio.lo, lv.ratio.lo), w.ratio.hi)  # both certify lv.output's ratio
-        return ratio, (eps_bracket(ratio)[0], lv.bracket[1]), [output_to_json(lv.output)]
+        return ratio, (eps_bracket(ratio)[0], lv.bracket[1]), event
 
     def global_level(self) -> Any:
         s = self.s
@@ -242,7 +273,11 @@ class _Finite:
         if s.global_check is None and count > limit:
             s.limits.append(f"global verification skipped: more than {limit} neighbour pairs")
             return None
-        g = self.backend.global_epsilon(s.precision)
+        try:
+            g = self.backend.global_epsilon(s.precision)
+        except TimeLimitReached as e:
+            s.limits.append(f"{e}: global verification stopped")
+            return None
         s.queries += g.pairs
         return g
 
@@ -256,31 +291,66 @@ class _Numeric:
         self.table: list[dict[str, Any]] = []
 
     def certify(self, pairs: list[Pair]) -> _Best:
-        stop = time.perf_counter() + CERTIFY_SHARE * max(0.0, deadline.remaining())
-        best = None
-        for i, p in enumerate(pairs):
-            if i >= 2 and time.perf_counter() > stop:
-                self.s.limits.append(f"tuned events on {i} of {len(pairs)} candidate pairs within the time budget")
+        """An event tuned on each of the first ``certify_pairs`` candidates, ``tune_steps`` ratios each."""
+        best, spent = None, 0
+        todo = _budgeted(self.s, pairs)
+        for i, p in enumerate(todo):
+            if i >= 2 and _spent(self.s, self.backend, 1.0, f"events tuned on {i} of {len(todo)} candidate pairs"):
                 break
-            t = self.tuner.tune(p.x, p.x_prime, deadline=time.perf_counter() + deadline.remaining() if i == 0 else stop)
+            t = self.tuner.tune(p.x, p.x_prime, self.s.budget.tune_steps)
+            if t.stopped and t.event is None:  # nothing certified on this pair
+                if best is None:
+                    raise TimeLimitReached(t.stopped)
+                self.s.limits.append(f"{t.stopped}: events tuned on {i} of {len(todo)} candidate pairs")
+                break
+            spent += t.spent
             self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
                                "ratio": ratio_str(t.ratio.lo),
                                "event": t.event.describe() if t.event is not None else "any output"})
             if best is None or t.ratio.lo > best.ratio.lo:
                 best = _Best(p, t.ratio, t.event)
+            if t.stopped:
+                self.s.limits.append(f"{t.stopped}: events tuned on {i + 1} of {len(todo)} candidate pairs "
+                                     "(the last one partly)")
+                break
+        if spent:
+            self.s.limits.append(f"event tuning used its whole budget of {self.s.budget.tune_steps} certified "
+                                 f"ratios (tune_steps) on {spent} of {len(todo)} pairs")
         self.s.queries += self.tuner.evaluations
         self.table.sort(key=lambda c: -_ratio_value(c["ratio"]))
         return best
 
     def finish(self, best: _Best) -> tuple[RatioEnclosure, tuple[float, float], Any]:
+        """The witness event's ratio refined (its coarse enclosure when time runs out)."""
         prog = self.backend.program
         if best.witness is None:  # no event beat the whole output space (ratio 1): no evidence
             return RatioEnclosure(Fraction(0), Fraction(0)), (0.0, 0.0), []
-        w = self.backend.witness_ratio(best.pair.x, best.pair.x_prime,
-                                       symbolic(best.witness, arity=prog.arity, tuple_output=prog.tuple_output))
+        try:
+            w = self.backend.witness_ratio(best.pair.x, best.pair.x_prime,
+                                           symbolic(best.witness, arity=prog.arity, tuple_output=prog.tuple_output))
+        except TimeLimitReached as e:
+            self.s.limits.append(f"{e}: the witness keeps its coarse enclosure")
+            return best.ratio, eps_bracket(best.ratio), best.witness.to_json()
         self.s.queries += 1
         _note_refinement(self.s, w.decided)
         return w.ratio, eps_bracket(w.ratio), best.witness.to_json()
+
+
+def _budgeted(s: _Search, pairs: list[Pair]) -> list[Pair]:
+    """The first ``certify_pairs`` candidates, at least one (the cut said in ``limits_hit``)."""
+    n = max(1, s.budget.certify_pairs)
+    if len(pairs) > n:
+        s.limits.append(f"certified {n} of {len(pairs)} candidate pairs (certify_pairs budget)")
+    return pairs[:n]
+
+
+def _spent(s: _Search, backend: ContinuousBackend, share: float, what: str) -> bool:
+    """Whether ``share`` of the enclosures budget is spent (then ``what`` goes into ``limits_hit``)."""
+    if backend.regions < share * s.budget.enclosures:
+        return False
+    s.limits.append(f"{what}: {backend.regions} regions enclosed (enclosures budget {s.budget.enclosures}"
+                    + (f", {share:g} of it for this stage)" if share < 1 else ")"))
+    return True
 
 
 def _note_refinement(s: _Search, decided: bool) -> None:

@@ -20,7 +20,6 @@ of independent events and the ratios multiply.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
@@ -30,6 +29,7 @@ import numpy as np
 from hybrid.searcher.regions import is_bottom, symbolic
 from hybrid.testers.events import Event, Product, SetEvent, Threshold, distinct_counts
 from hybrid.testers.features import IDENTITY, Feature
+from samplers.deadline import TimeLimitReached
 from samplers.lang.ir import BOTTOM, INT, Program
 from verifiers.continuous import ContinuousBackend
 from verifiers.enclosure import RatioEnclosure
@@ -51,7 +51,13 @@ class Tuned:
 
     event: Event | None  # None: the whole output space
     ratio: RatioEnclosure
-    evaluations: int
+    evaluations: int  # certified ratios computed by the tuner so far (all pairs)
+    spent: bool = False  # tuning used its whole step budget on this pair
+    stopped: str = ""  # the time limit stopped tuning (its message); the event is the best until then
+
+
+class _StepsSpent(Exception):
+    """The pair's step budget is used up (raised by the next ratio it would compute)."""
 
 
 def _components(output: Any) -> tuple:
@@ -140,9 +146,13 @@ class EventTuner:
         self.seed = seed
         self.samples = samples
         self.evaluations = 0
+        self._last = 0  # evaluations allowed for the pair being tuned end here
+        self._best = Tuned(None, RatioEnclosure(Fraction(1), Fraction(1)), 0)
 
     # -- structure of a pair -------------------------------------------------------------
     def _ratio(self, x, xp, event: Event | None) -> RatioEnclosure:
+        if self.evaluations >= self._last:
+            raise _StepsSpent
         self.evaluations += 1
         sym = symbolic(event, arity=self.program.arity, tuple_output=self.program.tuple_output) \
             if event is not None else (lambda run: 1)
@@ -164,11 +174,28 @@ class EventTuner:
             if head is not None else (lambda run: 1)
         return [p.result[0] for p in self.backend.paths(x, lambda run: (run.outputs(),) if member(run) else None)]
 
-    def tune(self, x: Sequence[int], xp: Sequence[int], deadline: float = math.inf) -> Tuned:
-        """The best event found for the pair, with its coarse certified ratio (tuning stops at ``deadline``)."""
+    def tune(self, x: Sequence[int], xp: Sequence[int], steps: int) -> Tuned:
+        """The best event found for the pair with at most ``steps`` certified ratios computed, and its
+        coarse certified ratio.  A time limit (:mod:`samplers.deadline`) stops tuning early: the best
+        event until then, marked ``stopped``."""
+        self._last = self.evaluations + steps
+        self._best = Tuned(None, RatioEnclosure(Fraction(1), Fraction(1)), 0)
+        try:
+            self._tune(x, xp)
+        except _StepsSpent:
+            self._best.spent = True
+        except TimeLimitReached as e:
+            self._best.stopped = str(e)
+        self._best.evaluations = self.evaluations
+        return self._best
+
+    def _offer(self, event: Event | None, ratio: RatioEnclosure) -> None:
+        if ratio.lo > self._best.ratio.lo:
+            self._best = Tuned(event, ratio, self.evaluations)
+
+    def _tune(self, x: Sequence[int], xp: Sequence[int]) -> None:
         codes = tuple(sorted(set(output_constants(self.backend.specialised(x)))
                              | set(output_constants(self.backend.specialised(xp)))))
-        best = Tuned(None, RatioEnclosure(Fraction(1), Fraction(1)), 0)
         for skel in self._skeletons(x, xp, codes):
             head = self._head(skel, codes)
             mine = self._outputs(x, head) + self._outputs(xp, head)
@@ -177,13 +204,8 @@ class EventTuner:
             slots = self._slots(mine, skel, codes)
             numeric = [o for o in slots if o[0] is None]
             for layout in ([[head]] + numeric if head is not None else None, slots):
-                if layout is None:
-                    continue
-                t = self._ascend(x, xp, layout, deadline)
-                if t.ratio.lo > best.ratio.lo:
-                    best = t
-        best.evaluations = self.evaluations
-        return best
+                if layout is not None:
+                    self._ascend(x, xp, layout)
 
     def _skeletons(self, x, xp, codes: tuple[float, ...]) -> list[tuple[int, ...]]:
         """The skeletons to tune: those samples favour most under x, and among the favoured ones those
@@ -244,8 +266,9 @@ class EventTuner:
         grid |= {float((a + b) / 2) for a, b in zip(offsets, offsets[1:])}  # between offsets: tiny noise
         return sorted(g for g in grid if math.isfinite(g))
 
-    def _ascend(self, x, xp, slots: list[list], deadline: float) -> Tuned:
-        """Coordinate ascent over the slots' options (see :meth:`_slots`).
+    def _ascend(self, x, xp, slots: list[list]) -> None:
+        """Coordinate ascent over the slots' options (see :meth:`_slots`), each improvement offered
+        as the pair's best event.
 
         A slot whose options equal an earlier one's (the same offsets and noise: parallel
         releases of one query) first tries the option that slot chose, and scans the rest
@@ -260,12 +283,13 @@ class EventTuner:
             return parts[0] if len(parts) == 1 else Product(tuple(parts))
 
         best = self._ratio(x, xp, event())
+        self._offer(event(), best)
         by_options: dict[tuple, int] = {}
         for sweep in range(2 if len(slots) <= SECOND_SWEEP else 1):
             improved = False
             for k, options in enumerate(slots):
-                if best.lo == INF or time.perf_counter() > deadline:
-                    return Tuned(event(), best, self.evaluations)
+                if best.lo == INF:
+                    return
                 sig = tuple(_signature(o) for o in options)
                 known = by_options.get(sig)
                 order = ([known] if known is not None and sweep == 0 else []) + list(range(len(options)))
@@ -277,6 +301,7 @@ class EventTuner:
                     r = self._ratio(x, xp, event())
                     if r.lo > best.lo and r.lo != 0:
                         best, keep, improved = r, options[j], True
+                        self._offer(event(), best)
                         by_options[sig] = j
                         if known is not None and n == 0:
                             break  # the earlier slot's choice pays here too
@@ -285,7 +310,6 @@ class EventTuner:
                 chosen[k] = keep
             if not improved:
                 break
-        return Tuned(event(), best, self.evaluations)
 
 
 def _thresholds(feat: Feature, grid: list[float]) -> list[Event]:

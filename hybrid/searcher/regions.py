@@ -42,7 +42,9 @@ NAN = None  # a feature value that is not a number (a bottom entry, no numeric e
 
 
 def is_bottom(v: Any) -> bool:
-    """A halted entry: BOTTOM itself (as paths carry it) or its int64 code (in an event's values)."""
+    """Bottom as a path gives it (``BOTTOM``) or as an event from samples may (int64 code, float NaN)."""
+    if isinstance(v, (float, np.floating)):
+        return math.isnan(v)
     return v is BOTTOM or (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v == BOTTOM_CODE)
 
 
@@ -155,7 +157,7 @@ def _set_event(event: SetEvent, out: _Outputs) -> bool:
 
 def _threshold(event: Threshold, out: _Outputs) -> bool:
     v = feature_value(event.feature, out)
-    if v is NAN or isinstance(v, tuple) or is_bottom(v):
+    if v is NAN or isinstance(v, tuple) or (not isinstance(v, Form) and is_bottom(v)):
         return False
     if math.isnan(event.alpha):
         raise MalformedEvent("a threshold of NaN")
