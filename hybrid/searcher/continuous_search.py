@@ -45,7 +45,8 @@ from hybrid.formats import output_to_json
 from hybrid.inputs import Pair, coordinate_moves, random_pair
 from hybrid.searcher.numeric_events import EventTuner
 from hybrid.searcher.regions import symbolic
-from hybrid.searcher.search import SearchResult, _confidence, _finish, _one_sided, _Search, _statistical, _uncertified
+from hybrid.searcher.state import SearchResult, finish, Search
+from hybrid.searcher.statistical import confidence_of, one_sided, statistical, uncertified
 from hybrid.seeds import derive_seed
 from samplers.deadline import TimeLimitReached
 from samplers.errors import LimitExceeded, UnsupportedByBackend
@@ -63,14 +64,14 @@ SEMANTICS = ("certified against the real-number semantics of the noise (exact sc
              "not a floating-point implementation")
 
 
-def continuous_search(s: _Search, program: Program) -> SearchResult:
+def continuous_search(s: Search, program: Program) -> SearchResult:
     """Certified search on a program with continuous noise (see the module docstring)."""
     clock = s.clock
     clock.stage("compile")
     backend = ContinuousBackend(program)
     sampler = s.sampler(program)
     if sampler is None:
-        return _uncertified(s, program, None, "no certified result: the sampler was not compiled in time")
+        return uncertified(s, program, None, "no certified result: the sampler was not compiled in time")
     clock.stage("propose")
     s.say("testing candidate pairs")
     full = s.budget
@@ -87,9 +88,9 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
         best = run.certify(_candidates(s, program, pairs, patterns_first=not finite))
         proposed = _proposed(s, backend, interval)
     except TimeLimitReached as e:
-        return _uncertified(s, program, interval, f"no certified result ({e})")
+        return uncertified(s, program, interval, f"no certified result ({e})")
     except (UnsupportedByBackend, LimitExceeded) as e:
-        result = _statistical(s, program)
+        result = statistical(s, program)
         result.note = f"not certified ({e}); {result.note}"
         return result
     if finite:
@@ -104,7 +105,7 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
     result = SearchResult(
         mechanism=program.name, params=program.param_dict, certified=True, eps_lower=lower, ratio=ratio.lo,
         witness=s._witness(program, best.pair, []) | {"event": event}, backend=backend.name,
-        precision=s.precision, seed=s.seed, stat_interval=_one_sided(interval), stat_confidence=_confidence(interval),
+        precision=s.precision, seed=s.seed, stat_interval=one_sided(interval), stat_confidence=confidence_of(interval),
         bracket=list(bracket), claimed_eps=s.claimed, candidates=run.table,
         pvalue_curve=[] if interval is None else [(d.eps, d.p_value) for d in interval.probes],
         note=f"{program.name} draws continuous noise: {SEMANTICS}",
@@ -123,10 +124,10 @@ def continuous_search(s: _Search, program: Program) -> SearchResult:
             result.proved_dp = within_exp(g.ratio.hi, s.claimed)
     if s.claimed is not None:
         result.refuted = result.eps_lower > s.claimed
-    return _finish(s, result)
+    return finish(s, result)
 
 
-def _candidates(s: _Search, program: Program, ranked: list[Pair], patterns_first: bool) -> list[Pair]:
+def _candidates(s: Search, program: Program, ranked: list[Pair], patterns_first: bool) -> list[Pair]:
     """The best-tested pairs (StatDP's patterns first if asked), every other pattern, then random
     neighbour pairs; each in both orders.  The caller certifies the first ``certify_pairs``."""
     rng = np.random.default_rng(derive_seed(s.seed, 14))
@@ -147,7 +148,7 @@ def _candidates(s: _Search, program: Program, ranked: list[Pair], patterns_first
     return list(out.values())
 
 
-def _proposed(s: _Search, backend: ContinuousBackend, interval: Any) -> dict[str, Any] | None:
+def _proposed(s: Search, backend: ContinuousBackend, interval: Any) -> dict[str, Any] | None:
     """The tester's own event, certified as proposed (None without one, or without the time to weigh it)."""
     d = None if interval is None else interval.rejected
     if d is None:
@@ -175,7 +176,7 @@ class _Best:
 class _Finite:
     """Finite outputs: pair levels over every output."""
 
-    def __init__(self, s: _Search, backend: ContinuousBackend) -> None:
+    def __init__(self, s: Search, backend: ContinuousBackend) -> None:
         self.s, self.backend = s, backend
         self.table: list[dict[str, Any]] = []
         self._levels: dict[tuple, PairLevel] = {}
@@ -285,7 +286,7 @@ class _Finite:
 class _Numeric:
     """Released continuous values: a tuned event per pair."""
 
-    def __init__(self, s: _Search, backend: ContinuousBackend, sampler: Any) -> None:
+    def __init__(self, s: Search, backend: ContinuousBackend, sampler: Any) -> None:
         self.s, self.backend = s, backend
         self.tuner = EventTuner(backend, sampler, derive_seed(s.seed, 31))
         self.table: list[dict[str, Any]] = []
@@ -336,7 +337,7 @@ class _Numeric:
         return w.ratio, eps_bracket(w.ratio), best.witness.to_json()
 
 
-def _budgeted(s: _Search, pairs: list[Pair]) -> list[Pair]:
+def _budgeted(s: Search, pairs: list[Pair]) -> list[Pair]:
     """The first ``certify_pairs`` candidates, at least one (the cut said in ``limits_hit``)."""
     n = max(1, s.budget.certify_pairs)
     if len(pairs) > n:
@@ -344,7 +345,7 @@ def _budgeted(s: _Search, pairs: list[Pair]) -> list[Pair]:
     return pairs[:n]
 
 
-def _spent(s: _Search, backend: ContinuousBackend, share: float, what: str) -> bool:
+def _spent(s: Search, backend: ContinuousBackend, share: float, what: str) -> bool:
     """Whether ``share`` of the enclosures budget is spent (then ``what`` goes into ``limits_hit``)."""
     if backend.regions < share * s.budget.enclosures:
         return False
@@ -353,7 +354,7 @@ def _spent(s: _Search, backend: ContinuousBackend, share: float, what: str) -> b
     return True
 
 
-def _note_refinement(s: _Search, decided: bool) -> None:
+def _note_refinement(s: Search, decided: bool) -> None:
     if not decided:
         s.limits.append("the enclosures reached their refinement budget before the width asked for "
                         "(the bounds are sound, only wider)")
