@@ -127,14 +127,35 @@ def json_report(rows: Sequence[dict[str, Any]]) -> str:
     return json.dumps({"columns": cols, "rows": cells, "summary": summary(rows)}, indent=2)
 
 
+# the reference fields an entry may declare: the column comparing it, and what a match means
+REFERENCE_COLUMNS = {"exact_ratio": ("exact", "the exact ratio"), "dpsniper": ("DP-Sniper", "at least DP-Sniper's bound"),
+                     "dp": ("StatDP", "StatDP's verdict"), "refuted": ("expected", "the expected verdict")}
+
+
+def reference_checks(rows: Sequence[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Per reference column: (entries whose result matches it, entries declaring it); an entry
+    that failed or has no bound to compare counts as a mismatch."""
+    out: dict[str, tuple[int, int]] = {}
+    for row in rows:
+        ref = row["entry"].get("reference", {})
+        cmp = _compare(ref, row.get("result") or {}, verdict(row)) if row["status"] == "ok" else {}
+        for field, (column, _) in REFERENCE_COLUMNS.items():
+            if field in ref:
+                hits, total = out.get(column, (0, 0))
+                out[column] = (hits + cmp.get(column, "").endswith("✓"), total + 1)
+    return out
+
+
 def summary(rows: Sequence[dict[str, Any]]) -> str:
-    """Counts of verdicts and total time."""
+    """Counts of verdicts, of results matching each reference, and total time."""
     counts: dict[str, int] = {}
     for row in rows:
         counts[verdict(row)] = counts.get(verdict(row), 0) + 1
     total = sum(row.get("elapsed", 0.0) for row in rows)
     parts = ", ".join(f"{n} {k}" for k, n in counts.items())
-    return f"{len(rows)} entries: {parts}; {total:.1f} s of entry time."
+    means = dict(REFERENCE_COLUMNS.values())
+    checks = "".join(f"; {means[column]} on {hits} of {n}" for column, (hits, n) in reference_checks(rows).items())
+    return f"{len(rows)} entries: {parts}{checks}; {total:.1f} s of entry time."
 
 
 def plot(rows: Sequence[dict[str, Any]], path: str, title: str = "dphybrid lower bounds") -> None:
