@@ -29,7 +29,7 @@ import numpy as np
 
 from hybrid.testers.events import Event, Product, SetEvent, Threshold, distinct_counts
 from hybrid.testers.features import IDENTITY, Feature
-from hybrid.searcher.regions import symbolic
+from hybrid.searcher.regions import is_bottom, symbolic
 from samplers.lang.ir import BOTTOM, BOTTOM_CODE, INT, Program
 from verifiers.continuous import ContinuousBackend
 from verifiers.enclosure import RatioEnclosure
@@ -54,10 +54,6 @@ class Tuned:
     evaluations: int
 
 
-def _is_bottom(v: Any) -> bool:
-    return not isinstance(v, (Form, Fraction)) and v == BOTTOM_CODE
-
-
 def _components(output: Any) -> tuple:
     return output if isinstance(output, tuple) else (output,)
 
@@ -76,7 +72,7 @@ def output_constants(spec: Specialised) -> list[float]:
         seen.add(i)
         n = spec.nodes[i]
         if n.op == "const":
-            if not _is_bottom(n.attr):
+            if not is_bottom(n.attr):
                 out.append(float(n.attr))
         elif n.kind == INT and n.op != "ite" and n.hi - n.lo <= MAX_INT_CODES:
             out += [float(v) for v in range(int(n.lo), int(n.hi) + 1)]

@@ -28,7 +28,7 @@ from hybrid.testers.events import Event, Product, SetEvent, Threshold
 from hybrid.testers.features import IDENTITY, Feature, MalformedEvent
 from hybrid.testers.transforms import Transform
 from samplers.errors import UnsupportedByBackend
-from samplers.lang.ir import BOTTOM_CODE
+from samplers.lang.ir import BOTTOM, BOTTOM_CODE
 from verifiers.continuous import SymbolicEvent
 from verifiers.linear import Form, Value, add, scale
 from verifiers.paths import Run
@@ -36,8 +36,9 @@ from verifiers.paths import Run
 NAN = None  # a feature value that is not a number (a bottom entry, no numeric entry)
 
 
-def _is_bottom(v: Any) -> bool:
-    return not isinstance(v, (Form, Fraction)) and v == BOTTOM_CODE
+def is_bottom(v: Any) -> bool:
+    """A path value that is the halted output: BOTTOM itself (a constant), or its int64 code."""
+    return v is BOTTOM or (not isinstance(v, (Form, Fraction)) and v == BOTTOM_CODE)
 
 
 def _equal(v: Any, w: Any) -> bool:
@@ -45,7 +46,7 @@ def _equal(v: Any, w: Any) -> bool:
     if isinstance(v, Form):
         return False
     if isinstance(w, float):
-        return not _is_bottom(v) and Fraction(w) == v
+        return not is_bottom(v) and Fraction(w) == v
     return v == w
 
 
@@ -66,7 +67,7 @@ class _Outputs:
 
 
 def _regular(vals: list[Value], codes: tuple) -> list[Value]:
-    return [v for v in vals if not _is_bottom(v) and not any(_equal(v, c) for c in codes)]
+    return [v for v in vals if not is_bottom(v) and not any(_equal(v, c) for c in codes)]
 
 
 def feature_value(feature: Feature, out: _Outputs) -> Any:
@@ -83,7 +84,7 @@ def feature_value(feature: Feature, out: _Outputs) -> Any:
     vals = out.all()
     if kind == "count":
         if feature.value == "bottom":
-            return sum(1 for v in vals if _is_bottom(v))
+            return sum(1 for v in vals if is_bottom(v))
         return sum(1 for v in vals if _equal(v, feature.value))
     if kind == "hamming":
         return sum(1 for v, r in zip(vals, feature.reference) if not _equal(v, r))
@@ -102,7 +103,7 @@ def feature_value(feature: Feature, out: _Outputs) -> Any:
     if kind == "linear":
         if len(feature.weights) != out.arity:
             raise MalformedEvent(f"a linear feature with {len(feature.weights)} weights on {out.arity} components")
-        if any(_is_bottom(v) for v in vals):
+        if any(is_bottom(v) for v in vals):
             return NAN
         total = Fraction(0)
         for v, w in zip(vals, feature.weights):
@@ -112,7 +113,7 @@ def feature_value(feature: Feature, out: _Outputs) -> Any:
 
 
 def _code(v: Value, codes: tuple) -> int:
-    if _is_bottom(v):
+    if is_bottom(v):
         return 1
     for j, c in enumerate(codes):
         if _equal(v, c):
@@ -146,7 +147,7 @@ def _set_event(event: SetEvent, out: _Outputs) -> bool:
 
 def _threshold(event: Threshold, out: _Outputs) -> bool:
     v = feature_value(event.feature, out)
-    if v is NAN or isinstance(v, tuple) or (not isinstance(v, Form) and _is_bottom(v)):
+    if v is NAN or isinstance(v, tuple) or (not isinstance(v, Form) and is_bottom(v)):
         return False
     if math.isnan(event.alpha):
         raise MalformedEvent("a threshold of NaN")
@@ -205,9 +206,9 @@ def _columns(transform: Transform, vals: list[Value], run: Run) -> list[Value]:
         return feats
     out: list[Value] = []
     for col, v in zip(transform.columns, vals):
-        bottom = _is_bottom(v)
+        bottom = is_bottom(v)
         if col.kind == "onehot":
-            out += [Fraction(1 if (bottom if w == BOTTOM_CODE else _equal(v, w)) else 0) for w in col.values]
+            out += [Fraction(1 if (bottom if is_bottom(w) else _equal(v, w)) else 0) for w in col.values]
             continue
         special = any(_equal(v, c) for c in col.values)
         out.append(Fraction(0) if bottom or special else v)
