@@ -40,6 +40,12 @@ def verdict(row: dict[str, Any]) -> str:
     return "refuted (statistical)" if r.get("refuted") else "statistical only"
 
 
+def timed_out(row: dict[str, Any]) -> bool:
+    """Whether the time budget (a safety limit) cut the row's search short: its result may then
+    depend on the machine's speed and load, not only on its counts and seed."""
+    return any("time budget" in str(lim) for lim in (row.get("result") or {}).get("limits_hit") or [])
+
+
 def _compare(ref: dict[str, Any], r: dict[str, Any], verdict_: str) -> dict[str, str]:
     out: dict[str, str] = {}
     ours = _num(r.get("eps_lower"))
@@ -91,7 +97,8 @@ def table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, str
             "eps lower bound": lower_str(r.get("eps_lower"), 4),
             "exact ratio": ratio or "",
             "statistical interval": f"[{lower_str(stat[0], 4)}, {upper_str(stat[1], 4)}]" if stat else "",
-            "verdict": v if row["status"] == "ok" else f"{v}: {row.get('error', '')}",
+            "verdict": (v + (" (time budget reached)" if timed_out(row) else "")) if row["status"] == "ok"
+            else f"{v}: {row.get('error', '')}",
             "witness": f"{w.get('x')} vs {w.get('x_prime')}" if w else "",
             "time s": f"{row.get('elapsed', 0):.1f}",
             **cmp,
@@ -147,7 +154,7 @@ def reference_checks(rows: Sequence[dict[str, Any]]) -> dict[str, tuple[int, int
 
 
 def summary(rows: Sequence[dict[str, Any]]) -> str:
-    """Counts of verdicts, of results matching each reference, and total time."""
+    """Counts of verdicts, of results matching each reference, of rows the time budget cut short, and total time."""
     counts: dict[str, int] = {}
     for row in rows:
         counts[verdict(row)] = counts.get(verdict(row), 0) + 1
@@ -155,7 +162,9 @@ def summary(rows: Sequence[dict[str, Any]]) -> str:
     parts = ", ".join(f"{n} {k}" for k, n in counts.items())
     means = dict(REFERENCE_COLUMNS.values())
     checks = "".join(f"; {means[column]} on {hits} of {n}" for column, (hits, n) in reference_checks(rows).items())
-    return f"{len(rows)} entries: {parts}{checks}; {total:.1f} s of entry time."
+    cut = sum(timed_out(row) for row in rows)
+    cut_text = f"; {cut} cut short by the time budget (their bounds depend on the machine)" if cut else ""
+    return f"{len(rows)} entries: {parts}{checks}{cut_text}; {total:.1f} s of entry time."
 
 
 def plot(rows: Sequence[dict[str, Any]], path: str, title: str = "dphybrid lower bounds") -> None:
