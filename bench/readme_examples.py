@@ -20,8 +20,8 @@ assumes when output is piped.  A command exiting with another status fails the r
 leaves the README unchanged; otherwise the blocks are spliced into the README as it is when
 the run ends.  ``--only TEXT`` regenerates the blocks whose command contains TEXT;
 ``--no-suites`` skips the (long) report blocks.  A fenced block right after a line
-``<!-- file: NAME -->`` is written to NAME in the working directory before the blocks
-below it run (a suite file, a witness file the README shows).  A suite run leaves its results file and a
+``<!-- file: NAME -->`` (a suite file, a witness file the README shows) is written to NAME in
+the working directory before any block runs.  A suite run leaves its results file and a
 record of the run (``FILE.run.json``: date, machine, load, wall time) in the working
 directory; ``--workdir DIR --reuse-results`` renders the report from them again.
 """
@@ -198,15 +198,13 @@ def files(text: str) -> list[tuple[int, str, str]]:
 
 
 def generate(text: str, workdir: Path, only: list[str], suites: bool, reuse: bool) -> dict[Key, list[str]]:
-    """The new contents of the selected blocks of ``text`` (each ``<!-- file: NAME -->`` block
-    above a block is written to the working directory before it runs)."""
+    """The new contents of the selected blocks of ``text`` (the ``<!-- file: NAME -->`` blocks are
+    written to the working directory first)."""
     new: dict[Key, list[str]] = {}
     lines = text.splitlines()
-    pending = files(text)
+    for _, name, content in files(text):
+        (workdir / name).write_text(content)
     for key, b in _keyed(text):
-        while pending and pending[0][0] < b.start:
-            _, name, content = pending.pop(0)
-            (workdir / name).write_text(content)
         if (only and not any(o in (b.command or "python") for o in only)) or (b.kind == "report" and not suites):
             continue
         if b.kind == "output":

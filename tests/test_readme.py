@@ -5,7 +5,7 @@
   (``<!-- output: COMMAND -->``), split at ``&&`` and ``|`` -- that starts with ``dphybrid`` or
   ``python -m``: the default run parses each with the real argument parsers (the subcommand and
   every flag exist, every value is accepted) and runs the quick ones in process, in README
-  order, in a temporary folder holding the README's ``<!-- file: NAME -->`` blocks; checking
+  order, in a temporary folder holding the files the README shows (``<!-- file: NAME -->``); checking
   the exit status (0, or the ``(exit N)`` the README documents).  ``-m slow`` runs every one
   through bash with the installed ``dphybrid``, in README order (the suites take tens of
   minutes).
@@ -62,7 +62,7 @@ def _shown(segment: str) -> bool:
 
 
 def commands() -> list[Command]:
-    """Every command line of a ```bash block or a generated block that runs dphybrid or python -m."""
+    """Every command line of a ```bash block or a generated block that starts with dphybrid or python -m."""
     out, fenced, lines = [], None, README.splitlines()
     for i, line in enumerate(lines):
         s = line.strip()
@@ -74,7 +74,7 @@ def commands() -> list[Command]:
             out.append(Command(m.group(2), i + 1, int(m.group(3) or 0)))
         elif fenced == "bash" and s and not s.startswith("#"):
             text = re.split(r"\s#", s, maxsplit=1)[0].rstrip()  # a trailing comment dropped
-            if any(_shown(seg) for seg in segments(text)):
+            if _shown(segments(text)[0]):
                 out.append(Command(text, i + 1, 0))
     return out
 
@@ -174,13 +174,11 @@ def test_quick_commands_run(tmp_path, monkeypatch):
     """Every quick command, in process, in README order: its documented exit status, and on
     failure one line on stderr."""
     monkeypatch.chdir(tmp_path)
-    pending, present, ran = list(files(README)), set(), 0
+    for _, name, content in files(README):
+        Path(name).write_text(content)
+    ran = 0
     for c in ALL:
-        while pending and pending[0][0] < c.line - 1:
-            _, name, content = pending.pop(0)
-            Path(name).write_text(content)
-            present.add(name)
-        if not _quick(c, present):
+        if not _quick(c, PROVIDED):
             continue
         for seg in segments(c.text):
             code, out, err = _run_in_process(seg)
@@ -197,11 +195,10 @@ def test_every_command_runs(tmp_path):
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    pending, failures = list(files(README)), []
+    for _, name, content in files(README):
+        (tmp_path / name).write_text(content)
+    failures = []
     for c in ALL:
-        while pending and pending[0][0] < c.line - 1:
-            _, name, content = pending.pop(0)
-            (tmp_path / name).write_text(content)
         if any(key in c.text for key in NOT_RUN):
             continue
         res = subprocess.run(["bash", "-o", "pipefail", "-c", c.text], cwd=tmp_path, env=env,
