@@ -62,6 +62,39 @@ def test_list(capsys):
     assert code == 0 and "rappor" in out
 
 
+def test_list_names_everything_a_command_accepts(capsys):
+    """Catalogue names, every alias (resolving to its mechanism) and every library black box
+    (with whether its library is installed, which decides whether building it works)."""
+    from samplers import catalogue
+    from samplers.libraries import LIBRARY, MissingLibrary, library_mechanism
+
+    rows = run_json(capsys, "list")
+    names = [r["name"] for r in rows]
+    assert len({n.lower() for n in names}) == len(names)
+    kinds = {k: [r for r in rows if r["kind"] == k] for k in ("catalogue", "alias", "library")}
+    assert len(kinds["catalogue"]) + len(kinds["alias"]) + len(kinds["library"]) == len(rows)
+    assert [r["name"] for r in kinds["catalogue"]] == catalogue.names()
+    assert {r["name"] for r in kinds["library"]} == set(LIBRARY)
+    for r in kinds["alias"]:
+        assert catalogue.get(r["name"]).name == r["alias_of"] != r["name"]
+    want = {a for m in catalogue.mechanisms() for a in m.aliases if a.lower() != m.name.lower()}
+    assert {r["name"] for r in kinds["alias"]} == want
+    for r in kinds["library"]:
+        assert r["exact"] is False and r["commands"] == ["test", "estimate"] and r["library"] in r["name"]
+        try:
+            library_mechanism(r["name"], {})
+            built = True
+        except MissingLibrary:
+            built = False
+        assert built == r["installed"], r["name"]
+    code, out, _ = run(capsys, "list")
+    assert code == 0
+    for r in rows:
+        assert r["name"] in out
+    assert "alias of svt1" in out and "opendp:laplace" in out and ("not installed" in out) == (
+        not all(r["installed"] for r in kinds["library"]))
+
+
 @pytest.mark.parametrize("argv, message", [
     (["dist", "nope", "--input", "1"], "unknown mechanism"),
     (["dist", "rr", "-p", "lam=3/2", "--input", "0,0,0,0"], "outside [0, 1]"),

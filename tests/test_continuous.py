@@ -267,3 +267,24 @@ def test_equality_of_random_values():
 
     d = ContinuousBackend(eq.trace()).distribution((0,))
     assert list(d) == [(1, 0, 1)] and d[(1, 0, 1)].lo == 1
+
+
+def test_halted_outputs_are_bottom_in_symbolic_events():
+    """A sparse vector that halts releases BOTTOM constants: the searcher's events count them as
+    bottom (they equal BOTTOM itself, not its int64 code) and its tuner skips them as constants
+    (numerical_svt, svt3 and svt34_parallel crashed in search on float(BOTTOM))."""
+    from hybrid.searcher.numeric_events import output_constants
+    from hybrid.searcher.regions import symbolic
+    from hybrid.testers.events import SetEvent
+    from hybrid.testers.features import Feature
+
+    program = catalogue.get("numerical_svt").trace(n=3, c=1)
+    backend = ContinuousBackend(program)
+    assert set(output_constants(backend.specialised((1, 1, 1)))) == {0.0}  # the "below" answer, not BOTTOM
+    probs = []
+    for k in range(4):
+        event = symbolic(SetEvent(Feature("count", value="bottom"), (k,)), arity=3, tuple_output=True)
+        e = backend.event_probability((1, 1, 1), event)
+        probs.append((e.lo, e.hi))
+    assert probs[3] == (0, 0) and all(lo > 0 for lo, _ in probs[:3])  # halting after query 1, 2 or never
+    assert sum(lo for lo, _ in probs) <= 1 <= sum(hi for _, hi in probs)

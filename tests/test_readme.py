@@ -1,23 +1,223 @@
-"""The README's set-up commands are the ones CI runs."""
+"""The README matches what a user sees.
 
+* Its two set-up commands are the ones CI runs.
+* Every command it shows -- each line of a ```bash block, and each generated block's command
+  (``<!-- output: COMMAND -->``), split at ``&&`` and ``|`` -- that starts with ``dphybrid`` or
+  ``python -m``: the default run parses each with the real argument parsers (the subcommand and
+  every flag exist, every value is accepted) and runs the quick ones in process, in README
+  order, in a temporary folder holding the files the README shows (``<!-- file: NAME -->``); checking
+  the exit status (0, or the ``(exit N)`` the README documents).  ``-m slow`` runs every one
+  through bash with the installed ``dphybrid``, in README order (the suites take tens of
+  minutes).
+* Its catalogue section names exactly the mechanisms ``dphybrid list`` lists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import os
 import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from bench.readme_examples import MARKER, blocks, files
+from hybrid.cli import build_parser, main
+
 ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+QUICK = {"list", "dist", "verify", "accuracy", "pufferfish", "certify", "sample"}  # seconds each, in process
+SLOW_MODELS = ("noisy_max_independent",)  # a Pufferfish check over every prior: minutes
+# commands a test cannot run in full, and why (they are still parsed)
+NOT_RUN = {
+    "--scheduler": "needs a running dask scheduler at the address shown",
+}
+READS = re.compile(r"\.(json|jsonl|toml)$")  # arguments naming a file the command reads
+WRITES = {"--out", "--plot", ">"}  # the file after these is written, not read
 
 
-def _commands() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```bash\n(.*?)```", section, re.S)
-    return [line for b in blocks for line in b.splitlines() if line and not line.startswith("#")]
+@dataclass(frozen=True)
+class Command:
+    text: str  # as shown (one line, comment dropped)
+    line: int
+    status: int  # the documented exit status
+
+
+def _setup_commands() -> list[str]:
+    section = README.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    found = re.findall(r"```bash\n(.*?)```", section, re.S)
+    return [line for b in found for line in b.splitlines() if line and not line.startswith("#")]
+
+
+def _shown(segment: str) -> bool:
+    return segment.startswith("dphybrid ") or segment == "dphybrid" or segment.startswith("python -m ")
+
+
+def commands() -> list[Command]:
+    """Every command line of a ```bash block or a generated block that starts with dphybrid or python -m."""
+    out, fenced, lines = [], None, README.splitlines()
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if s.startswith("```"):
+            fenced = s[3:] if fenced is None else None
+            continue
+        m = MARKER.match(s)
+        if m and m.group(1) == "output":
+            out.append(Command(m.group(2), i + 1, int(m.group(3) or 0)))
+        elif fenced == "bash" and s and not s.startswith("#"):
+            text = re.split(r"\s#", s, maxsplit=1)[0].rstrip()  # a trailing comment dropped
+            if _shown(segments(text)[0]):
+                out.append(Command(text, i + 1, 0))
+    return out
+
+
+def segments(text: str) -> list[str]:
+    """The simple commands of a line: split at ``&&`` and ``|``."""
+    return [p.strip() for p in re.split(r"&&|\|", text) if p.strip()]
+
+
+def argv_of(segment: str) -> tuple[list[str], str | None]:
+    """A segment's words before a ``> FILE`` redirection, and FILE."""
+    words = shlex.split(segment)
+    if ">" in words:
+        k = words.index(">")
+        return words[:k], words[k + 1]
+    return words, None
+
+
+def reads(words: list[str]) -> list[str]:
+    return [w for k, w in enumerate(words) if READS.search(w) and (k == 0 or words[k - 1] not in WRITES)]
+
+
+def expected_status(c: Command) -> int:
+    """The documented status; a library black box without its library is bad input (2)."""
+    m = re.search(r"\b(opendp|diffprivlib):", c.text)
+    if m and importlib.util.find_spec(m.group(1)) is None:
+        return 2
+    return c.status
+
+
+ALL = commands()
+PROVIDED = {name for _, name, _ in files(README)}
 
 
 def test_readme_has_exactly_two_setup_commands():
-    cmds = _commands()
+    cmds = _setup_commands()
     assert len(cmds) == 2
-    assert "dphybrid" in cmds[0] and cmds[1].endswith("pytest")
+    assert cmds[0].endswith("dphybrid search noisy_max_geom") and cmds[1].endswith("pytest")
 
 
 def test_ci_runs_the_readme_test_command():
-    assert _commands()[1] in (ROOT / ".ci" / "run").read_text().splitlines()
+    assert _setup_commands()[1] in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_the_readme_shows_commands_and_generated_blocks():
+    assert len(ALL) >= 30 and any(c.text.startswith("dphybrid suite") for c in ALL)
+    kinds = {b.kind for b in blocks(README)}
+    assert kinds == {"output", "report", "python-output"}
+    assert {"statdp_result.json", "my_suite.toml"} <= PROVIDED
+
+
+@pytest.mark.parametrize("c", ALL, ids=lambda c: f"line{c.line}")
+def test_every_command_parses(c):
+    for seg in segments(c.text):
+        if not _shown(seg):
+            continue
+        words, _ = argv_of(seg)
+        if words[0] == "dphybrid":
+            try:
+                build_parser().parse_args(words[1:])
+            except SystemExit as e:
+                pytest.fail(f"line {c.line}: {seg!r} does not parse (argparse exit {e.code})")
+        else:
+            module = words[2]
+            assert importlib.util.find_spec(module) is not None, f"line {c.line}: no module {module}"
+            res = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True,
+                                 cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            assert res.returncode == 0, res.stderr
+            for flag in (w.split("=", 1)[0] for w in words[3:] if w.startswith("--")):
+                assert flag in res.stdout, f"line {c.line}: {module} has no {flag}"
+
+
+def _quick(c: Command, present: set[str]) -> bool:
+    if any(key in c.text for key in NOT_RUN) or any(m in c.text for m in SLOW_MODELS):
+        return False
+    segs = segments(c.text)
+    if "|" in c.text or not all(s.startswith("dphybrid ") for s in segs):
+        return False
+    for seg in segs:
+        words, _ = argv_of(seg)
+        if words[1] not in QUICK or not set(reads(words)) <= present:
+            return False
+    return True
+
+
+def _run_in_process(seg: str) -> tuple[int, str, str]:
+    words, target = argv_of(seg)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(words[1:])
+    if target is not None:
+        Path(target).write_text(out.getvalue())
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_quick_commands_run(tmp_path, monkeypatch):
+    """Every quick command, in process, in README order: its documented exit status, and on
+    failure one line on stderr."""
+    monkeypatch.chdir(tmp_path)
+    for _, name, content in files(README):
+        Path(name).write_text(content)
+    ran = 0
+    for c in ALL:
+        if not _quick(c, PROVIDED):
+            continue
+        for seg in segments(c.text):
+            code, out, err = _run_in_process(seg)
+            assert code == expected_status(c), f"line {c.line}: {seg!r} exited {code}:\n{err[-2000:]}"
+            if code:
+                assert len(err.strip().splitlines()) == 1 and out == "", f"line {c.line}: {err}"
+        ran += 1
+    assert ran >= 15
+
+
+@pytest.mark.slow
+def test_every_command_runs(tmp_path):
+    """Every command (suites included: tens of minutes) through bash with the installed dphybrid."""
+    bindir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    for _, name, content in files(README):
+        (tmp_path / name).write_text(content)
+    failures = []
+    for c in ALL:
+        if any(key in c.text for key in NOT_RUN):
+            continue
+        res = subprocess.run(["bash", "-o", "pipefail", "-c", c.text], cwd=tmp_path, env=env,
+                             capture_output=True, text=True)
+        if res.returncode != expected_status(c):
+            failures.append(f"line {c.line}: {c.text!r} exited {res.returncode}:\n{res.stderr[-1500:]}")
+    assert not failures, "\n".join(failures)
+
+
+def test_the_catalogue_section_names_every_mechanism():
+    """The README's catalogue section names every catalogue mechanism and library black box
+    ``dphybrid list`` lists (ranges like ``svt1 .. svt6`` count)."""
+    rows = json.loads(_run_in_process("dphybrid list --json")[1])
+    want = {r["name"] for r in rows if r["kind"] != "alias"}
+    section = README.split("## Built-in catalogue", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([a-z0-9_]+(?::[a-z_]+)?)`", section))
+    for lo, hi in re.findall(r"`([a-z_]+\d+[a-z_]*)`\s+\.\.\s+`([a-z_]+\d+[a-z_]*)`", section):
+        stem, a = re.match(r"([a-z_]+?)(\d+)", lo).groups()
+        b = int(re.match(r"[a-z_]+?(\d+)", hi).group(1))
+        suffix = lo[len(stem) + len(a):]
+        named |= {f"{stem}{k}{suffix}" for k in range(int(a), b + 1)}
+    assert want <= named, sorted(want - named)

@@ -209,3 +209,24 @@ def test_suite_and_report_cli(tiny_file, tmp_path, capsys):
     assert main(["suite", str(tiny_file), "--resume"]) == 2
     assert main(["suite", str(tiny_file), "--jobs", "0"]) == 2
     assert main(["suite", str(tiny_file), "--scheduler", "tcp://127.0.0.1:1"]) == 2  # needs --backend dask
+
+
+def test_report_summary_counts_reference_matches():
+    """Each reference kind: entries matching it out of those declaring it; an error row is a miss;
+    a row the time budget cut short says so."""
+    from hybrid.suites.report import reference_checks, summary
+
+    def row(status, ref, result):
+        return {"id": str(len(ref)), "entry": {"mechanism": "m", "params": {}, "reference": ref},
+                "status": status, "result": result, "elapsed": 1.0}
+
+    rows = [row("ok", {"dpsniper": 0.1}, {"eps_lower": 0.2, "certified": True}),
+            row("ok", {"dpsniper": 0.1, "exact_ratio": "2"}, {"eps_lower": 0.05, "ratio": "2", "certified": True}),
+            row("error", {"dpsniper": 0.1}, None),
+            row("ok", {}, {"eps_lower": 1.0, "certified": False, "limits_hit": ["time budget of 9 s reached"]})]
+    assert reference_checks(rows) == {"DP-Sniper": (1, 3), "exact": (1, 1)}
+    s = summary(rows)
+    assert "at least DP-Sniper's bound on 1 of 3" in s and "the exact ratio on 1 of 1" in s and "4.0 s" in s
+    assert "1 cut short by the time budget" in s
+    assert [c["verdict"] for c in table(rows)[1]][-1] == "statistical only (time budget reached)"
+    assert "time budget" not in summary(rows[:3])

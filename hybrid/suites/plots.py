@@ -1,4 +1,4 @@
-"""Plots of results (matplotlib, the optional ``plot`` extra).
+"""Plots of results (matplotlib, a dependency of the package).
 
 :func:`plot_path` checks a plot's path before any work is done: its extension names
 the format (PNG, PDF or SVG; a path without one gets ``.png``, and the path written is
@@ -60,7 +60,7 @@ def _pyplot() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise DPHybridError("plots need matplotlib: pip install 'dphybrid[plot]'") from None
+        raise DPHybridError("plots need matplotlib (a dependency of dphybrid): pip install 'matplotlib>=3.7'") from None
     return plt
 
 

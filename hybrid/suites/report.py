@@ -40,6 +40,12 @@ def verdict(row: dict[str, Any]) -> str:
     return "refuted (statistical)" if r.get("refuted") else "statistical only"
 
 
+def timed_out(row: dict[str, Any]) -> bool:
+    """Whether the time budget (a safety limit) cut the row's search short: its result may then
+    depend on the machine's speed and load, not only on its counts and seed."""
+    return any("time budget" in str(lim) for lim in (row.get("result") or {}).get("limits_hit") or [])
+
+
 def _compare(ref: dict[str, Any], r: dict[str, Any], verdict_: str) -> dict[str, str]:
     out: dict[str, str] = {}
     ours = _num(r.get("eps_lower"))
@@ -91,7 +97,8 @@ def table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, str
             "eps lower bound": lower_str(r.get("eps_lower"), 4),
             "exact ratio": ratio or "",
             "statistical interval": f"[{lower_str(stat[0], 4)}, {upper_str(stat[1], 4)}]" if stat else "",
-            "verdict": v if row["status"] == "ok" else f"{v}: {row.get('error', '')}",
+            "verdict": (v + (" (time budget reached)" if timed_out(row) else "")) if row["status"] == "ok"
+            else f"{v}: {row.get('error', '')}",
             "witness": f"{w.get('x')} vs {w.get('x_prime')}" if w else "",
             "time s": f"{row.get('elapsed', 0):.1f}",
             **cmp,
@@ -133,14 +140,37 @@ def json_report(rows: Sequence[dict[str, Any]]) -> str:
     return json.dumps({"columns": cols, "rows": cells, "summary": summary(rows)}, indent=2)
 
 
+# the reference fields an entry may declare: the column comparing it, and what a match means
+REFERENCE_COLUMNS = {"exact_ratio": ("exact", "the exact ratio"), "dpsniper": ("DP-Sniper", "at least DP-Sniper's bound"),
+                     "dp": ("StatDP", "StatDP's verdict"), "refuted": ("expected", "the expected verdict")}
+
+
+def reference_checks(rows: Sequence[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Per reference column: (entries whose result matches it, entries declaring it); an entry
+    that failed or has no bound to compare counts as a mismatch."""
+    out: dict[str, tuple[int, int]] = {}
+    for row in rows:
+        ref = row["entry"].get("reference", {})
+        cmp = _compare(ref, row.get("result") or {}, verdict(row)) if row["status"] == "ok" else {}
+        for field, (column, _) in REFERENCE_COLUMNS.items():
+            if field in ref:
+                hits, total = out.get(column, (0, 0))
+                out[column] = (hits + cmp.get(column, "").endswith("✓"), total + 1)
+    return out
+
+
 def summary(rows: Sequence[dict[str, Any]]) -> str:
-    """Counts of verdicts and total time."""
+    """Counts of verdicts, of results matching each reference, of rows the time budget cut short, and total time."""
     counts: dict[str, int] = {}
     for row in rows:
         counts[verdict(row)] = counts.get(verdict(row), 0) + 1
     total = sum(row.get("elapsed", 0.0) for row in rows)
     parts = ", ".join(f"{n} {k}" for k, n in counts.items())
-    return f"{len(rows)} entries: {parts}; {total:.1f} s of entry time."
+    means = dict(REFERENCE_COLUMNS.values())
+    checks = "".join(f"; {means[column]} on {hits} of {n}" for column, (hits, n) in reference_checks(rows).items())
+    cut = sum(timed_out(row) for row in rows)
+    cut_text = f"; {cut} cut short by the time budget (their bounds depend on the machine)" if cut else ""
+    return f"{len(rows)} entries: {parts}{checks}{cut_text}; {total:.1f} s of entry time."
 
 
 def plot(rows: Sequence[dict[str, Any]], path: str, title: str = "dphybrid lower bounds") -> None:

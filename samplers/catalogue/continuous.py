@@ -1,4 +1,4 @@
-"""Continuous-noise mechanisms of the StatDP and DP-Sniper suites (sampling backends only).
+"""Continuous-noise mechanisms of the StatDP and DP-Sniper suites (sampled by numba, certified by enclosures).
 
 Definitions follow DP-Sniper's ``dpsniper/mechanisms`` (Bichsel et al. 2021) and
 StatDP's ``statdp/algorithms.py`` (Ding et al. 2018); names are ours, the other tools'
