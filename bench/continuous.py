@@ -52,7 +52,7 @@ def _fmt(v: Any) -> str:
 
 
 def suite(quick: bool, budget: float) -> tuple[list[list[Any]], int, int]:
-    entries = tomllib.loads(resources.files("hybrid.suites").joinpath("dpsniper.toml").read_text())["entry"]
+    entries = tomllib.loads(resources.files("hybrid.suites").joinpath("builtin").joinpath("dpsniper.toml").read_text())["entry"]
     if quick:
         entries = [e for e in entries if e["mechanism"] in ("laplace", "report_noisy_max1", "svt1", "prefix_sum")]
     rows, certified, beaten = [], 0, 0
