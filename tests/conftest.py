@@ -9,3 +9,10 @@ from samplers import catalogue
 def cat():
     """The built-in catalogue."""
     return catalogue
+
+
+
+def pytest_addoption(parser, pluginmanager):
+    """Accept addopts' ``--numprocesses`` without pytest-xdist (``-p no:xdist``): the tests then run serially."""
+    if not pluginmanager.has_plugin("xdist"):
+        parser.addoption("--numprocesses", default=None, help="ignored: pytest-xdist is not loaded")

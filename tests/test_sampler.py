@@ -53,6 +53,18 @@ def test_sampler_matches_exact_distribution(name):
         assert g.pvalue > ALPHA, f"{name} on {x}: chi-square p = {g.pvalue:.2g} (stat {g.statistic:.1f}, dof {g.dof})"
 
 
+def test_output_counts_are_the_distinct_rows_in_order():
+    """Rows grouped by a lexicographic sort: the same counts, in the same order, as np.unique."""
+    rows = np.random.default_rng(0).integers(-2, 3, size=(5000, 4))
+    rows[rows == -2] = BOTTOM_CODE
+    rows[:, 1] = 7  # a constant column
+    want = np.unique(rows, axis=0, return_counts=True)
+    got = output_counts(rows)
+    assert list(got.values()) == want[1].tolist()
+    assert list(got) == [tuple(BOTTOM if v == BOTTOM_CODE else int(v) for v in r) for r in want[0]]
+    assert output_counts(rows[:0]) == {}
+
+
 def test_goodness_of_fit_detects_a_wrong_law():
     """The conformance test has power: a 2% shift in one cell is caught."""
     prog = catalogue.get("trunc_geom").trace(m=2, a="1/2")

@@ -49,6 +49,8 @@ params = { eps = -1.0 }
 
 TINY = """
 name = "tiny"
+[defaults]
+samples = 200000
 [[entry]]
 mechanism = "trunc_geom"
 reference = { exact_ratio = "2" }
