@@ -27,7 +27,9 @@ def faulty(entry):
             spins += 1
         return {"not_killed_after_spins": spins}
     if entry.id.startswith("victim "):
-        (Path(entry.id.split(" ", 1)[1]) / "victim.pid").write_text(str(os.getpid()))
+        pid_file = Path(entry.id.split(" ", 1)[1]) / "victim.pid"
+        pid_file.with_suffix(".tmp").write_text(str(os.getpid()))
+        os.replace(pid_file.with_suffix(".tmp"), pid_file)  # whole: the killer may read it at once
         time.sleep(GIVE_UP)
         return {"not_killed": True}
     return run_search_entry(entry)

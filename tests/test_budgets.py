@@ -106,8 +106,9 @@ CONTINUOUS_KEYS = ("certified", "eps_lower", "ratio", "ratio_enclosure", "bracke
                    "stat_interval", "samples", "exact_queries", "limits_hit")
 
 
-@pytest.mark.parametrize("name, params, budget", [
-    ("laplace", {"eps": 0.5}, Budget(samples=100_000, certify_pairs=6, tune_steps=120, enclosures=50)),
+@pytest.mark.parametrize("name, params, budget", [  # laplace with -m slow: the busy run burns three cores
+    pytest.param("laplace", {"eps": 0.5}, Budget(samples=100_000, certify_pairs=6, tune_steps=120, enclosures=50),
+                 marks=pytest.mark.slow),
     ("svt1", {"n": 3}, Budget(samples=100_000, certify_pairs=6, local_steps=20, enclosures=100)),
 ])
 def test_continuous_search_gives_the_same_result_on_a_busy_machine(name, params, budget):
@@ -123,7 +124,8 @@ def test_continuous_search_gives_the_same_result_on_a_busy_machine(name, params,
     assert any("enclosures budget" in lim for lim in runs[0]["limits_hit"])
 
 
-@pytest.mark.parametrize("seconds", [0.05, 1.0, 3.0, pytest.param(12.0, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("seconds", [0.05, 1.0, pytest.param(3.0, marks=pytest.mark.slow),
+                                     pytest.param(12.0, marks=pytest.mark.slow)])
 def test_continuous_search_stopped_by_time_is_partial_and_says_so(seconds):
     """svt3 with ten queries takes minutes to certify: a small time budget stops some stage (which
     one depends on the machine), and the result says so instead of raising; a witness it keeps
