@@ -30,8 +30,8 @@ from hybrid.formats import lower_str
 from hybrid.searcher.search import search
 from samplers import catalogue
 from samplers.compile import compile_sampler
-from verifiers.approx_dp import threshold_delta
-from verifiers.continuous import ContinuousBackend
+from verifiers.continuous.approx_dp import threshold_delta
+from verifiers.continuous.backend import ContinuousBackend
 from verifiers.verify import restricted, verify
 
 # True levels at the suite's parameters where the literature gives them (an upper bound on

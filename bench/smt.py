@@ -27,9 +27,9 @@ from typing import Any, Callable
 from bench.common import markdown_table
 from samplers import catalogue
 from verifiers.enumerate import Enumerator
-from verifiers.hmm_compile import START, hmm_from_program
-from verifiers.pufferfish import check_instance, load_model
-from verifiers.smt import SmtBackend, decide
+from verifiers.smt.hmm_compile import START, hmm_from_program
+from verifiers.smt.pufferfish import check_instance, load_model
+from verifiers.smt.backend import SmtBackend, decide
 
 FAIER_BUILD_SECONDS = 160.0  # FAIER: building the SMT query for 5-query discrete noisy max
 WITNESS = ((1, 1, 1, 1, 1), (0, 2, 2, 2, 2))

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from bench.common import markdown_table
 from samplers import catalogue
-from verifiers.bdd import BDDBackend
+from verifiers.bdd.backend import BDDBackend
 from verifiers.enumerate import Enumerator
 
 DICE_RR_RESTRICTED = {5: 0.024, 10: 0.052, 15: 1.29, 20: 53.9}

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from samplers import catalogue
-from verifiers.bdd import BDDBackend
+from verifiers.bdd.backend import BDDBackend
 from verifiers.enumerate import Enumerator
-from verifiers.lower import lower_argmax
+from verifiers.bdd.lower import lower_argmax
 
 from small import SMALL, discrete_names
 

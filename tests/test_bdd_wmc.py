@@ -7,8 +7,8 @@ import pytest
 
 from samplers import catalogue
 from samplers.errors import BudgetExceeded, UnsupportedByBackend
-from verifiers.bdd import BDDBackend
-from verifiers.bitblast import bdd_library, compile_program
+from verifiers.bdd.backend import BDDBackend
+from verifiers.bdd.bitblast import bdd_library, compile_program
 from verifiers.enumerate import Enumerator
 from verifiers.verify import verify
 
@@ -115,7 +115,7 @@ def test_rappor_full_size_is_linear_in_cone_order():
     from fractions import Fraction
 
     from samplers import catalogue
-    from verifiers.bdd import BDDBackend
+    from verifiers.bdd.backend import BDDBackend
 
     b = BDDBackend(catalogue.get("rappor").trace())
     assert b.pair_epsilon((0,), (1,))[0] == Fraction(41, 39) ** 6

@@ -32,8 +32,8 @@ from samplers.compile import compile_sampler
 from samplers.deadline import TimeLimitReached, time_limit
 from samplers.lang.domain import Domain
 from samplers.lang.neighbours import replace_one
-from verifiers.bitblast import compile_program
-from verifiers.continuous import ContinuousBackend
+from verifiers.bdd.bitblast import compile_program
+from verifiers.continuous.backend import ContinuousBackend
 from verifiers.verify import verify
 
 

@@ -11,11 +11,11 @@ import pytest
 from samplers import catalogue
 from samplers.errors import UnsupportedByBackend
 from samplers.lang import all_differ, argmax, exponential, gaussian, ints, ite, laplace, maximum, mechanism, flip
-from verifiers.approx_dp import event_delta, threshold_delta
+from verifiers.continuous.approx_dp import event_delta, threshold_delta
 from verifiers.backends import get_backend
-from verifiers.continuous import ContinuousBackend, NumericOutputs
+from verifiers.continuous.backend import ContinuousBackend, NumericOutputs
 from verifiers.enumerate import Enumerator
-from verifiers.paths import NonlinearProgram
+from verifiers.continuous.paths import NonlinearProgram
 
 mpmath.mp.dps = 50
 
@@ -147,10 +147,10 @@ def test_random_linear_programs_agree_at_128_bits():
 
 def test_general_region_is_enclosed_by_cells():
     """z1 + z2 > z3 is not a star: the cell bounds enclose the double integral and tighten with the level."""
-    from verifiers.linear import Form
-    from verifiers.paths import Law
-    from verifiers.region import probability
-    from verifiers.enclosure import Enclosure, working_precision
+    from verifiers.continuous.linear import Form
+    from verifiers.continuous.paths import Law
+    from verifiers.continuous.region import probability
+    from verifiers.continuous.enclosure import Enclosure, working_precision
 
     laws = {1: Law("laplace", Fraction(2)), 2: Law("laplace", Fraction(3)), 3: Law("exponential", Fraction(1))}
     c = Form(((1, Fraction(1)), (2, Fraction(1)), (3, Fraction(-1))), Fraction(0))

@@ -36,11 +36,11 @@ from hybrid.testers.transforms import Column, Transform
 from samplers import catalogue
 from samplers.lang import (BOTTOM, all_differ, argmax, clamp, exponential, gaussian, ints, ite, laplace, maximum, mechanism,
                            minimum, one_differ)
-from verifiers.approx_dp import event_delta, threshold_delta
-from verifiers.continuous import ContinuousBackend, eps_bracket
+from verifiers.continuous.approx_dp import event_delta, threshold_delta
+from verifiers.continuous.backend import ContinuousBackend, eps_bracket
 from verifiers.epsilon import eps_lower
 from verifiers.ratio import parse_ratio
-from verifiers.region import _cell_shifts
+from verifiers.continuous.region import _cell_shifts
 from verifiers.verify import restricted, verify
 
 mpmath.mp.dps = 50

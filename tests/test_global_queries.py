@@ -8,7 +8,7 @@ import pytest
 from samplers import catalogue
 from samplers.errors import ParameterError
 from verifiers.base import renyi_bracket
-from verifiers.bdd import BDDBackend
+from verifiers.bdd.backend import BDDBackend
 from verifiers.enumerate import Enumerator
 from verifiers.ratio import INF
 

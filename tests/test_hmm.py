@@ -8,9 +8,9 @@ import pytest
 from samplers import catalogue
 from samplers.errors import LimitExceeded, ParameterError
 from verifiers.enumerate import distribution, distribution_naive
-from verifiers.hmm import HMM, instance_from_dict, parse_param
-from verifiers.hmm_compile import START, hmm_from_distribution, hmm_from_program
-from verifiers.poly import Poly
+from verifiers.smt.hmm import HMM, instance_from_dict, parse_param
+from verifiers.smt.hmm_compile import START, hmm_from_distribution, hmm_from_program
+from verifiers.smt.poly import Poly
 
 from small import SMALL
 

@@ -5,7 +5,7 @@ from fractions import Fraction as F
 import pytest
 
 from samplers.errors import ParameterError
-from verifiers.poly import Poly, parse_entry, substitute, to_z3, variables
+from verifiers.smt.poly import Poly, parse_entry, substitute, to_z3, variables
 
 z3 = pytest.importorskip("z3")
 

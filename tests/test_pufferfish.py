@@ -11,12 +11,12 @@ pytest.importorskip("z3")
 from samplers import catalogue  # noqa: E402
 from samplers.errors import DomainError, DPHybridError  # noqa: E402
 from verifiers.enumerate import Enumerator  # noqa: E402
-from verifiers.pufferfish import (  # noqa: E402
+from verifiers.smt.pufferfish import (  # noqa: E402
     bisect_instance, check_instance, check_lengths, dp_instance, instance_from_model, load_model,
     shipped_models, spec_from_dict,
 )
-from verifiers.poly import Poly  # noqa: E402
-from verifiers.smt import UNSAT  # noqa: E402
+from verifiers.smt.poly import Poly  # noqa: E402
+from verifiers.smt.backend import UNSAT  # noqa: E402
 
 
 def _observed(inst, check):

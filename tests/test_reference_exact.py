@@ -8,7 +8,7 @@ import pytest
 from samplers import catalogue
 from samplers.errors import ParameterError
 from verifiers.backends import get_backend
-from verifiers.bdd import BDDBackend
+from verifiers.bdd.backend import BDDBackend
 from verifiers.enumerate import Enumerator
 from verifiers.epsilon import exp_bracket
 from verifiers.ratio import INF

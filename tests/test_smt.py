@@ -10,10 +10,10 @@ from samplers import catalogue  # noqa: E402
 from samplers.errors import ParameterError, SolverUnknown  # noqa: E402
 from verifiers.backends import get_backend  # noqa: E402
 from verifiers.enumerate import Enumerator  # noqa: E402
-from verifiers.hmm import HMM, parse_param  # noqa: E402
-from verifiers.poly import Poly  # noqa: E402
+from verifiers.smt.hmm import HMM, parse_param  # noqa: E402
+from verifiers.smt.poly import Poly  # noqa: E402
 from verifiers.ratio import INF  # noqa: E402
-from verifiers.smt import SAT, UNKNOWN, UNSAT, SmtBackend, decide, rational  # noqa: E402
+from verifiers.smt.backend import SAT, UNKNOWN, UNSAT, SmtBackend, decide, rational  # noqa: E402
 
 # The discrete catalogue at sizes a unit test affords (the bench runs the big ones).
 CATALOGUE = {

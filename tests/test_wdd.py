@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifiers.ratio import INF
-from verifiers.wdd import WDD, ZERO
+from verifiers.bdd.wdd import WDD, ZERO
 
 NV = 3
 

@@ -1,6 +1,6 @@
 """Exact backends by name: ``get_backend(program, "enumerate" | "bdd" | "smt" | "continuous" | "auto")``.
 
-``auto`` picks the continuous backend (rigorous enclosures, :mod:`verifiers.continuous`)
+``auto`` picks the continuous backend (rigorous enclosures, :mod:`verifiers.continuous.backend`)
 for programs that draw continuous noise; the discrete backends refuse such programs.
 """
 
@@ -25,19 +25,19 @@ def _enumerate(program: Program, **_: Any) -> ExactBackend:
 
 
 def _bdd(program: Program, **options: Any) -> ExactBackend:
-    from verifiers.bdd import BDDBackend
+    from verifiers.bdd.backend import BDDBackend
 
     return BDDBackend(program, **options)
 
 
 def _smt(program: Program, **_: Any) -> ExactBackend:
-    from verifiers.smt import SmtBackend
+    from verifiers.smt.backend import SmtBackend
 
     return SmtBackend(program)
 
 
 def _continuous(program: Program, **_: Any) -> Any:
-    from verifiers.continuous import ContinuousBackend
+    from verifiers.continuous.backend import ContinuousBackend
 
     return ContinuousBackend(program)
 

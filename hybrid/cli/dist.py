@@ -23,7 +23,7 @@ from samplers.lang.ir import INT
 from samplers.memory import check_fits
 from verifiers.backends import get_backend
 from verifiers.base import output_order
-from verifiers.enclosure import Enclosure
+from verifiers.continuous.enclosure import Enclosure
 
 DIST_BYTES_PER_OUTPUT = 300  # an output, its exact probability and its line of text
 

@@ -22,11 +22,11 @@ from hybrid.formats import eps_text, exact_str, lower_str, output_str, output_to
 from samplers.errors import ParameterError, SolverUnknown
 from samplers.lang.exact import exact, fraction_str
 from verifiers.epsilon import eps_lower, exp_bracket
-from verifiers.hmm import Instance
+from verifiers.smt.hmm import Instance
 from verifiers.ratio import ratio_str
 
 if TYPE_CHECKING:
-    from verifiers.pufferfish import Check, CheckResult
+    from verifiers.smt.pufferfish import Check, CheckResult
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -119,7 +119,7 @@ def _fix_params(inst: Instance, items: list[str]) -> Instance:
 
 def _pufferfish() -> Any:
     """The z3-backed module, imported on use (z3's import is slow for the other commands)."""
-    import verifiers.pufferfish as pf
+    import verifiers.smt.pufferfish as pf
 
     return pf
 
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("give a MODEL file (or --list for the shipped examples)")
     if args.eps is None and args.ratio is None and args.precision is None:
         raise ParameterError("give one of --eps, --c or --precision")
-    from verifiers.smt import timeout_ms
+    from verifiers.smt.backend import timeout_ms
 
     timeout_ms(args.timeout)  # z3's range, checked before the model is loaded
     t0 = time.perf_counter()

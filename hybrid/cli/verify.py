@@ -16,7 +16,7 @@ from hybrid.cli.render import params_text
 from hybrid.formats import (enclosure_str, eps_text, lower_str, output_str, params_to_json, ratio_lower_str,
                             upper_str, value_to_json, witness_to_json)
 from samplers.errors import ParameterError
-from verifiers.bitblast import DEFAULT_NODE_BUDGET
+from verifiers.bdd.bitblast import DEFAULT_NODE_BUDGET
 from verifiers.ratio import ratio_str
 from verifiers.verify import Verification, restricted, verify
 

@@ -141,7 +141,7 @@ class EnclosedCertificate:
         return _holds(self.ratio, self.witness.claimed_eps)
 
     def to_json(self) -> dict[str, Any]:
-        from verifiers.continuous import eps_bracket
+        from verifiers.continuous.backend import eps_bracket
 
         r = self.result
         lo, hi = eps_bracket(r.ratio)

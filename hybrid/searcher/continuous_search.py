@@ -1,7 +1,7 @@
 """The hybrid search on mechanisms with continuous noise: testing proposes, enclosures certify.
 
 The same pipeline as for discrete noise (:mod:`hybrid.searcher.search`), with the continuous
-backend (:mod:`verifiers.continuous`) in place of an exact one:
+backend (:mod:`verifiers.continuous.backend`) in place of an exact one:
 
 1. **propose** -- the StatDP-style test ranks candidate pairs and gives the statistical
    interval (kept in the result beside the certified bound);
@@ -51,8 +51,8 @@ from hybrid.seeds import derive_seed
 from samplers.deadline import TimeLimitReached
 from samplers.errors import LimitExceeded, UnsupportedByBackend
 from samplers.lang.ir import Program
-from verifiers.continuous import ContinuousBackend, PairLevel, eps_bracket
-from verifiers.enclosure import RatioEnclosure
+from verifiers.continuous.backend import ContinuousBackend, PairLevel, eps_bracket
+from verifiers.continuous.enclosure import RatioEnclosure
 from verifiers.epsilon import within_exp
 from verifiers.ratio import INF, log_ratio, parse_ratio, ratio_str
 

@@ -1,6 +1,6 @@
 """Good events for mechanisms that release continuous values, built on their exact structure.
 
-For a pair ``(x, x')`` the symbolic paths (:mod:`verifiers.paths`) say what each output
+For a pair ``(x, x')`` the symbolic paths (:mod:`verifiers.continuous.paths`) say what each output
 component is: a constant (a code such as SVT's -1000.0, or bottom) or an affine form in
 the noise.  The *skeleton* of an output marks each component as numeric (0), bottom (1)
 or code j (2 + j): a finite part, whose most discriminating values are chosen from
@@ -31,10 +31,10 @@ from hybrid.testers.events import Event, Product, SetEvent, Threshold, distinct_
 from hybrid.testers.features import IDENTITY, Feature
 from samplers.deadline import TimeLimitReached
 from samplers.lang.ir import BOTTOM, INT, Program
-from verifiers.continuous import ContinuousBackend
-from verifiers.enclosure import RatioEnclosure
-from verifiers.linear import Form, add, scale
-from verifiers.paths import Specialised
+from verifiers.continuous.backend import ContinuousBackend
+from verifiers.continuous.enclosure import RatioEnclosure
+from verifiers.continuous.linear import Form, add, scale
+from verifiers.continuous.paths import Specialised
 from verifiers.ratio import INF
 
 STEPS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 4.0)  # threshold offsets, in noise scales

@@ -1,6 +1,6 @@
 """The testers' events as symbolic events for the continuous backend.
 
-A symbolic event (:mod:`verifiers.continuous`) reads a path's outputs with
+A symbolic event (:mod:`verifiers.continuous.backend`) reads a path's outputs with
 ``run.output(k)`` (constants, ``BOTTOM`` or affine forms in the noise) and compares
 them with ``run.less`` / ``run.winner``, which branch the path; it returns the path's
 membership weight.  :func:`symbolic` builds one from any event the testers write
@@ -34,9 +34,9 @@ from hybrid.testers.features import IDENTITY, Feature, MalformedEvent
 from hybrid.testers.transforms import Transform
 from samplers.errors import UnsupportedByBackend
 from samplers.lang.ir import BOTTOM, BOTTOM_CODE
-from verifiers.continuous import SymbolicEvent
-from verifiers.linear import Form, Value, add, scale
-from verifiers.paths import Run
+from verifiers.continuous.backend import SymbolicEvent
+from verifiers.continuous.linear import Form, Value, add, scale
+from verifiers.continuous.paths import Run
 
 NAN = None  # a feature value that is not a number (a bottom entry, no numeric entry)
 

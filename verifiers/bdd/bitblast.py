@@ -31,7 +31,7 @@ from typing import Any, Sequence
 from samplers import deadline
 from samplers.errors import BudgetExceeded, ParameterError, UnsupportedByBackend
 from samplers.lang.ir import Node, Program, evaluate
-from verifiers.lower import lower_argmax
+from verifiers.bdd.lower import lower_argmax
 
 DEFAULT_NODE_BUDGET = 2_000_000
 # Counting the manager's live nodes walks its whole unique table (every variable's

@@ -7,7 +7,7 @@ mechanism of the language applied to a statistic of the data set.  For each secr
 ``s`` the prior conditioned on ``s`` becomes an initial weight vector over the
 mechanism's input states, ``w_s(x) = sum of P(D) over data sets D with s(D) and
 statistic(D) = x``, built symbolically; the conditioning's normaliser is left to the
-cross-multiplied SMT query (:mod:`verifiers.smt`), so everything stays polynomial.
+cross-multiplied SMT query (:mod:`verifiers.smt.backend`), so everything stays polynomial.
 eps-Pufferfish holds when no observation sequence has ``P(o|s_i) > e^eps P(o|s_j)``
 for any secret pair, in either order, for any prior in Theta.
 
@@ -33,12 +33,12 @@ from samplers.errors import DomainError, ParameterError, SolverUnknown
 from samplers.lang.ir import Program
 from samplers.readers import as_int, as_list, as_object, check_depth, parse_json, read_text, short_repr
 from verifiers.epsilon import Bisection, bisect_epsilon
-from verifiers.hmm import HMM, InitialPair, Instance, Param, exact_sum, instance_from_dict, parse_param
-from verifiers.hmm_compile import START, hmm_from_distribution, hmm_from_program
-from verifiers.poly import Entry, Poly, parse_entry
-from verifiers.smt import SAT, UNKNOWN, Verdict, decide
+from verifiers.smt.hmm import HMM, InitialPair, Instance, Param, exact_sum, instance_from_dict, parse_param
+from verifiers.smt.hmm_compile import START, hmm_from_distribution, hmm_from_program
+from verifiers.smt.poly import Entry, Poly, parse_entry
+from verifiers.smt.backend import SAT, UNKNOWN, Verdict, decide
 
-MODELS = "verifiers.models"  # package data: the shipped example model files
+MODELS = "verifiers.smt.models"  # package data: the shipped example model files
 
 # -- predicates and statistics over data sets -----------------------------------------------
 

@@ -8,7 +8,7 @@
 
 Laplace and exponential are sums of exponentials ``c e^(lam t)`` of an affine argument
 on each side of their kink at 0 (:func:`cdf_terms`, :func:`density_terms`), which
-:mod:`verifiers.expsum` multiplies and integrates in closed form; the Gaussian has no
+:mod:`verifiers.continuous.expsum` multiplies and integrates in closed form; the Gaussian has no
 kink and is integrated by arb's rigorous quadrature (:func:`cdf_ball`, :func:`density_ball`).
 Probabilities of intervals are computed on the side of the kink that avoids cancellation.
 """
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from verifiers.expsum import ExpSum, exp_q, q, subtract
-from verifiers.paths import INF, Law
+from verifiers.continuous.expsum import ExpSum, exp_q, q, subtract
+from verifiers.continuous.paths import INF, Law
 
 EXP_TYPE = frozenset({"laplace", "exponential"})
 Affine = tuple[Fraction, Fraction]  # (m, k): the argument u = m t + k

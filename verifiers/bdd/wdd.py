@@ -10,7 +10,7 @@ O(1) (it only touches the edge weight), which is what keeps products of independ
 factors (randomized response: one factor per client) linear in size.
 
 These diagrams hold ``D * P(o | x)`` for every output ``o`` (and, optionally, every
-input ``x``) at once: :mod:`verifiers.wmc` builds them from a BDD by summing out the
+input ``x``) at once: :mod:`verifiers.bdd.wmc` builds them from a BDD by summing out the
 noise.  Everything is exact integer arithmetic; ratios are ``Fraction`` or ``inf``.
 """
 
@@ -24,7 +24,7 @@ from typing import Iterator
 import numpy as np
 
 from samplers import deadline
-from verifiers.dag import CLOCK_EVERY, memo_eval
+from verifiers.bdd.dag import CLOCK_EVERY, memo_eval
 from verifiers.ratio import INF, Ratio
 
 Edge = tuple[int, int]  # (weight, node id)

@@ -11,7 +11,7 @@ rationals (a ratio against such a probability is certified as at least ``2^4096`
 times the other, not more).
 
 Precision is a *level*: level ``k`` computes with ``64 * 2**k`` bits (and finer
-quadrature, see :mod:`verifiers.region`); refining means raising the level, and the
+quadrature, see :mod:`verifiers.continuous.region`); refining means raising the level, and the
 highest level is an explicit budget.
 """
 

@@ -2,14 +2,14 @@
 
 :func:`hmm_from_program` cuts the program's nodes (in topological order) after each
 output component and, optionally, just before chosen operations, and runs the exact
-joint-law propagation of :class:`verifiers.enumerate.JointLaw` segment by segment.
+joint-law propagation of :class:`verifiers.joint_law.JointLaw` segment by segment.
 Layer 0 holds the inputs (emitting :data:`START`); the state of a later layer is the
 tuple of values still needed afterwards (``carry``) plus the value emitted at that
 cut.  Sequence-shaped mechanisms become genuine HMMs this way: above threshold's
 hidden state is the noisy threshold and the halted flag, and noisy max cut before its
 ``argmax`` is FAIER's figure (input states, noisy-value states emitting the index).
 :func:`hmm_from_distribution` is the one-step model: input states emitting the whole
-output with the exact law of :mod:`verifiers.enumerate`.
+output with the exact law of :mod:`verifiers.joint_law`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any, Hashable, Iterable, Sequence
 
 from samplers.errors import LimitExceeded, ParameterError
 from samplers.lang.ir import Program
-from verifiers.enumerate import JointLaw, distribution, last_uses
-from verifiers.hmm import HMM
+from verifiers.joint_law import JointLaw, distribution, last_uses
+from verifiers.smt.hmm import HMM
 
 START = "start"  # what input states emit
 SILENT = "·"  # what a layer cut before an operation (not at an output) emits

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from samplers.errors import BudgetExceeded
-from verifiers.dag import memo_eval
-from verifiers.wdd import ONE, WDD, ZERO, Edge
+from verifiers.bdd.dag import memo_eval
+from verifiers.bdd.wdd import ONE, WDD, ZERO, Edge
 
 
 @dataclass(frozen=True)

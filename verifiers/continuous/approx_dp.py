@@ -20,10 +20,10 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from samplers.errors import ParameterError
-from verifiers.continuous import ContinuousBackend, NumericOutputs
+from verifiers.continuous.backend import ContinuousBackend, NumericOutputs
 from verifiers.epsilon import exp_bracket
-from verifiers.linear import Form
-from verifiers.paths import Run
+from verifiers.continuous.linear import Form
+from verifiers.continuous.paths import Run
 
 GOLDEN = (math.sqrt(5) - 1) / 2
 SECTIONS = 80  # golden-section steps on the threshold

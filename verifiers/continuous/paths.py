@@ -3,7 +3,7 @@
 The program is specialised to an input (constants folded), then run with every
 continuous noise value kept symbolic (a variable ``z_v`` with a known law) and every
 discrete noise value enumerated.  Floats become exact affine forms in the noise
-(:mod:`verifiers.linear`); a comparison whose outcome depends on the noise *branches*:
+(:mod:`verifiers.continuous.linear`); a comparison whose outcome depends on the noise *branches*:
 each outcome adds a half-space constraint to the path.  A path therefore has an exact
 weight (the discrete draws and tie shares), a list of constraints (the region of noise
 space that follows it) and the values it computes, which may be constants or forms.
@@ -13,7 +13,7 @@ short-circuit, outputs are evaluated on demand), so a sparse vector that halted 
 not branch on the queries after the halt, and an event that fails on its first output
 component prunes the path there.  Nested ``max``/``min`` are evaluated as one n-ary
 choice (the winner beats every other value), which keeps the regions star-shaped
-around the winner's noise (see :mod:`verifiers.region`).
+around the winner's noise (see :mod:`verifiers.continuous.region`).
 
 Boundaries of half-spaces have probability zero under continuous noise, so strict and
 non-strict comparisons coincide, and two values whose difference is random are equal
@@ -35,7 +35,7 @@ from samplers import deadline
 from samplers.errors import BudgetExceeded, UnsupportedByBackend
 from samplers.lang.builder import replay
 from samplers.lang.ir import BOTTOM, CONTINUOUS_NOISE, FLOAT, Node, Program, evaluate
-from verifiers.linear import Form, Value, add, neg, scale, sub
+from verifiers.continuous.linear import Form, Value, add, neg, scale, sub
 
 INF = math.inf
 MAX_PATHS = 200_000

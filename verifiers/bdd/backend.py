@@ -1,10 +1,10 @@
 """The BDD backend: exact answers by weighted model counting, in the style of Dice.
 
-The program is bit-blasted once into a relation ``R(x, z, o)`` (:mod:`verifiers.bitblast`)
+The program is bit-blasted once into a relation ``R(x, z, o)`` (:mod:`verifiers.bdd.bitblast`)
 with symbolic inputs.  For an input ``x`` the relation is cofactored (``let``) and the
-noise summed out with the output bits kept (:mod:`verifiers.wmc`): the result is a
+noise summed out with the output bits kept (:mod:`verifiers.bdd.wmc`): the result is a
 weighted decision diagram of ``D * P(o | x)`` over *every* output at once
-(:mod:`verifiers.wdd`), so a mechanism with 2^100 outputs (randomized response on 100
+(:mod:`verifiers.bdd.wdd`), so a mechanism with 2^100 outputs (randomized response on 100
 clients) costs as much as its diagram, which is linear in n.  Pair questions are
 answered on two such diagrams without listing outputs: the largest ratio (and the
 decision oracle built on it) and the Renyi sum.  :meth:`BDDBackend.table` gives
@@ -22,15 +22,15 @@ import numpy as np
 from samplers.errors import BudgetExceeded
 from samplers.lang.ir import Program
 from verifiers.base import Distribution, Event, ExactBackend, Output, output_components
-from verifiers.bitblast import (
+from verifiers.bdd.bitblast import (
     DEFAULT_NODE_BUDGET,
     Compiled,
     compile_program,
     regular_id,
 )
 from verifiers.ratio import INF, Ratio
-from verifiers.wdd import WDD, Edge
-from verifiers.wmc import Levels, count
+from verifiers.bdd.wdd import WDD, Edge
+from verifiers.bdd.wmc import Levels, count
 
 Law = tuple[Edge, int]  # D * P(o | x) as a WDD edge, and D
 SMALL_EVENT = 16  # up to this many outputs, an event is counted output by output

@@ -1,6 +1,6 @@
 """Rigorous probability that independent continuous noise lies in an intersection of half-spaces.
 
-A path's region (:mod:`verifiers.paths`) is a list of constraints ``c(z) > 0`` with
+A path's region (:mod:`verifiers.continuous.paths`) is a list of constraints ``c(z) > 0`` with
 ``c`` affine.  Its probability is computed, as an arb ball, by structure:
 
 1. one-variable constraints are bounds: a variable that appears in no other constraint
@@ -14,7 +14,7 @@ A path's region (:mod:`verifiers.paths`) is a list of constraints ``c(z) > 0`` w
    ``int f_hub(t) prod_j (F_j(U_j(t)) - F_j(L_j(t))) dt``.  Between the break points
    (where an active end changes, an interval empties, or an argument crosses a kink),
    every factor is one fixed formula: for Laplace and exponential noise a sum of
-   exponentials, integrated in closed form (:mod:`verifiers.expsum`); with Gaussian
+   exponentials, integrated in closed form (:mod:`verifiers.continuous.expsum`); with Gaussian
    noise, arb's rigorous quadrature, with the infinite ends truncated and the tails
    bounded rigorously (hub tail probability times each factor's monotone bound);
 4. any other component is split into cells of its most connected variable: inside a
@@ -36,10 +36,10 @@ from fractions import Fraction
 from statistics import NormalDist
 from typing import Callable, Mapping, Sequence
 
-from verifiers import expsum, laws
-from verifiers.enclosure import bits
-from verifiers.linear import Form
-from verifiers.paths import INF, Law
+from verifiers.continuous import expsum, laws
+from verifiers.continuous.enclosure import bits
+from verifiers.continuous.linear import Form
+from verifiers.continuous.paths import INF, Law
 
 MAX_CELL_DEPTH = 2
 TAIL_STEPS = 16

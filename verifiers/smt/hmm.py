@@ -12,7 +12,7 @@ every observation sequence of a length with its probability.  Initial distributi
 are weight vectors that need not be normalised: the probability of an observation
 sequence under weights ``w`` is ``forward(w) / sum(w)``, which is how Pufferfish's
 conditioned priors stay polynomial.  :func:`instance_from_dict` reads the JSON / YAML
-model file format (see ``verifiers/models/*.json``).
+model file format (see ``verifiers/smt/models/*.json``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 from samplers.errors import ParameterError
 from samplers.readers import as_list, as_object, short_repr
-from verifiers.poly import Entry, Poly, parse_entry, substitute, variables
+from verifiers.smt.poly import Entry, Poly, parse_entry, substitute, variables
 
 Weights = dict[int, Entry]  # state index -> (unnormalised) initial weight
 

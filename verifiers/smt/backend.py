@@ -34,9 +34,9 @@ import z3
 from samplers.errors import ParameterError, SolverUnknown
 from samplers.lang.ir import Program
 from verifiers.base import Distribution, ExactBackend, Output
-from verifiers.hmm import HMM, Param, Weights, total
-from verifiers.hmm_compile import START, Decoder, hmm_from_program
-from verifiers.poly import Entry, Poly, substitute, to_z3, variables
+from verifiers.smt.hmm import HMM, Param, Weights, total
+from verifiers.smt.hmm_compile import START, Decoder, hmm_from_program
+from verifiers.smt.poly import Entry, Poly, substitute, to_z3, variables
 from verifiers.ratio import Ratio, ratio
 
 SAT, UNSAT, UNKNOWN = "sat", "unsat", "unknown"

@@ -1,6 +1,6 @@
 """Sums of exponentials ``sum_k c_k e^(lam_k t)``: exact rates, arb coefficients, closed-form integrals.
 
-On each piece of a star region (:mod:`verifiers.region`), the integrand of a program
+On each piece of a star region (:mod:`verifiers.continuous.region`), the integrand of a program
 with Laplace and exponential noise is a product of such sums (one density, one CDF
 difference per other noise variable).  Rates ``lam`` are exact rationals, so equal
 rates merge exactly and a product of k two-term factors with equal scales has k + 1

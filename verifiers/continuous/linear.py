@@ -1,10 +1,10 @@
 """Exact affine forms in continuous noise variables: ``sum_i a_i z_i + b``.
 
-On one path of a program with continuous noise (see :mod:`verifiers.paths`), every
+On one path of a program with continuous noise (see :mod:`verifiers.continuous.paths`), every
 float value is an affine function of the noise variables with exact rational
 coefficients (float parameters enter at their exact binary value).  A comparison of
 two such values is a half-space; the region of noise space producing an output is an
-intersection of half-spaces, which :mod:`verifiers.region` integrates.
+intersection of half-spaces, which :mod:`verifiers.continuous.region` integrates.
 
 A :class:`Form` is never constant: arithmetic that cancels every variable returns the
 ``Fraction`` constant instead, so "is this value random?" is ``isinstance(v, Form)``.

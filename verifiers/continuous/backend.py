@@ -13,8 +13,8 @@ enclosures instead of exact rationals, against the real-number semantics of the 
 * :meth:`~ContinuousBackend.pair_epsilon` and :meth:`~ContinuousBackend.global_epsilon` -- the
   level over finite outputs, bracketed to a precision.
 
-A probability is a sum over the program's paths (:mod:`verifiers.paths`) of each
-path's weight times the probability of its region (:mod:`verifiers.region`).  Events
+A probability is a sum over the program's paths (:mod:`verifiers.continuous.paths`) of each
+path's weight times the probability of its region (:mod:`verifiers.continuous.region`).  Events
 are either collections of outputs or *symbolic events*: callables ``event(run)`` that
 read outputs with ``run.output(k)``, compare them with ``run.less`` / ``run.winner``
 (which branch the path) and return the path's membership weight (1, 0 or a rational
@@ -22,7 +22,7 @@ such as an attack's tie probability).  ``hybrid.searcher.regions`` turns the tes
 into symbolic events.
 
 Enclosures are refined on demand by raising the level (precision bits, quadrature and
-cell counts; :mod:`verifiers.enclosure`); ``max_level`` is the budget, and a result
+cell counts; :mod:`verifiers.continuous.enclosure`); ``max_level`` is the budget, and a result
 that hits it says so (``level``, ``decided``).  The time limit in force
 (:mod:`samplers.deadline`) is checked before every path's region is enclosed and
 during symbolic execution; it raises ``TimeLimitReached``, never returns a part.
@@ -40,12 +40,12 @@ from samplers.errors import UnsupportedByBackend
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
 from verifiers.base import checked_pair, neighbour_pairs, output_order
-from verifiers.enclosure import ZERO, Enclosure, RatioEnclosure, working_precision
+from verifiers.continuous.enclosure import ZERO, Enclosure, RatioEnclosure, working_precision
 from verifiers.epsilon import eps_lower, eps_upper
-from verifiers.linear import Form
-from verifiers.paths import MAX_PATHS, Path, Run, Specialised, explore, specialise
+from verifiers.continuous.linear import Form
+from verifiers.continuous.paths import MAX_PATHS, Path, Run, Specialised, explore, specialise
 from verifiers.ratio import INF
-from verifiers.region import probability
+from verifiers.continuous.region import probability
 
 MAX_LEVEL = 4
 RELATIVE_WIDTH = Fraction(1, 2**40)  # a witness ratio is refined until this relative width
