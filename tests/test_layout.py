@@ -1,7 +1,7 @@
 """The package arrows: which module may import which (read from the source with ast).
 
 - ``samplers`` imports neither ``verifiers`` nor ``hybrid``; ``verifiers`` never imports ``hybrid``.
-- ``verifiers``: a backend room (``bdd``, ``smt``, ``continuous``, ``enumerate``) imports
+- ``verifiers``: a room (``bdd``, ``smt``, ``continuous``, ``enumerate``, ``prover``) imports
   only the shared core and itself; the core imports no backend, except the dispatch
   (``verifiers.backends``), which is how the rest of the code reaches a backend by name.
 - ``hybrid``: ``cli -> suites -> searcher -> testers -> shared modules``, never upwards:
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-VERIFIER_ROOMS = ("bdd", "smt", "continuous", "enumerate")
+VERIFIER_ROOMS = ("bdd", "smt", "continuous", "enumerate", "prover")
 DISPATCH = {"verifiers.backends"}
 HYBRID_RANK = {"cli": 4, "suites": 3, "searcher": 2, "testers": 1}
 

@@ -12,12 +12,13 @@ The shared core, imported by every backend and by nothing in it:
   :mod:`verifiers.verify` and :mod:`verifiers.accuracy` -- whole-mechanism questions asked
   of any backend.
 
-The backends, each importing only the core and its own modules:
+The backends and the prover, each importing only the core and its own modules:
 
 - :mod:`verifiers.enumerate` -- brute force, the reference every backend is tested against;
 - :mod:`verifiers.bdd` -- bit-blasting to ``dd`` BDDs and exact weighted model counting;
 - :mod:`verifiers.smt` -- z3 decisions on hidden Markov models, Pufferfish privacy;
-- :mod:`verifiers.continuous` -- rigorous enclosures for Laplace, exponential, Gaussian noise.
+- :mod:`verifiers.continuous` -- rigorous enclosures for Laplace, exponential, Gaussian noise;
+- :mod:`verifiers.prover` -- eps-DP proved for every input (alignments, composition), re-checked.
 
 ``tests/test_layout.py`` keeps these arrows.
 """

@@ -1,0 +1,78 @@
+"""Proofs as data: what a rule proved, for which claim, and the evidence a checker re-runs.
+
+A :class:`Proof` says "the program is (eps, delta)-DP for every neighbour pair of its
+declared domain", with the rule that proved it and its ``evidence``: a JSON-ready dict
+whose shape each rule documents (for alignments: the shift of every noise draw as a
+readable expression, the privacy cost of every path and z3's answers).  ``checked`` is
+True only once the rule's independent checker confirmed the evidence; only checked
+proofs leave :func:`verifiers.prover.prove.prove`.  A :class:`NoProof` carries the
+reason and, where there is one, the draw or path that failed.
+
+``eps`` and ``delta`` are exact (``Fraction``) where the rule computes them exactly;
+:meth:`Proof.eps_upper` is a float rounded up, the sound direction for an upper bound.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from samplers.lang.exact import fraction_str
+
+Number = Fraction | float
+
+
+def round_up(v: Number) -> float:
+    """The smallest float >= ``v`` (``inf`` stays ``inf``)."""
+    if isinstance(v, float):
+        return v
+    f = float(v)
+    return f if Fraction(f) >= v else math.nextafter(f, math.inf)
+
+
+def number_json(v: Number) -> str | float:
+    """An exact number for JSON: ``"p/q"`` for a Fraction, the float itself otherwise."""
+    return fraction_str(v) if isinstance(v, Fraction) else v
+
+
+@dataclass(frozen=True)
+class Proof:
+    """``(eps, delta)``-DP proved by ``rule`` for ``mechanism`` with ``params``."""
+
+    rule: str
+    mechanism: str
+    params: dict[str, Any]
+    eps: Number
+    evidence: dict[str, Any]
+    delta: Number = Fraction(0)
+    checked: bool = False
+    solver: str = ""  # how the conditions were discharged, e.g. "z3 4.13: unsat (12 queries)"
+
+    @property
+    def eps_upper(self) -> float:
+        """The proved level as a float, rounded up."""
+        return round_up(self.eps)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule, "mechanism": self.mechanism, "params": self.params,
+            "eps": number_json(self.eps), "eps_upper": self.eps_upper,
+            "delta": number_json(self.delta), "checked": self.checked, "solver": self.solver,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass(frozen=True)
+class NoProof:
+    """No rule proved the claim: why, and where (a draw, a path) when the rule can say."""
+
+    reason: str
+    rule: str = ""
+    where: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"proved": False, "rule": self.rule, "reason": self.reason, "where": self.where,
+                "details": self.details}

@@ -1,0 +1,52 @@
+"""Try the proof rules on a program; report a proof only after its independent check.
+
+Each rule is a module listed in :data:`RULES` with two functions:
+
+* ``attempt(program, eps) -> Proof | NoProof`` -- prove ``eps``-DP (``eps`` a ``Fraction``),
+  or, with ``eps=None``, the smallest level the rule can prove;
+* ``check(program, proof) -> str | None`` -- the independent re-check, sharing no code
+  with ``attempt``'s synthesis: ``None`` when it confirms, else what failed.
+
+:func:`prove` runs the rules in order under a time limit (:mod:`samplers.deadline`; a
+rule stopped by it gives a :class:`NoProof` saying so) and returns the proof with the
+smallest eps that its checker confirmed, or the reasons every rule gave.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import replace
+from fractions import Fraction
+from typing import Sequence
+
+from samplers import deadline
+from samplers.lang.ir import Program
+from verifiers.prover.proof import NoProof, Proof
+
+RULES: dict[str, str] = {}  # rule name -> module implementing attempt() and check()
+
+
+def prove(program: Program, eps: Fraction | None = None, *, rules: Sequence[str] | None = None,
+          time_budget: float = 30.0) -> Proof | list[NoProof]:
+    """The checked proof with the smallest eps (at most ``eps`` when given), else why not."""
+    failures: list[NoProof] = []
+    best: Proof | None = None
+    with deadline.time_limit(time_budget):
+        for name in rules or list(RULES):
+            rule = importlib.import_module(RULES[name])
+            try:
+                found = rule.attempt(program, eps)
+            except deadline.TimeLimitReached:
+                failures.append(NoProof(f"time budget of {time_budget:g} s reached", rule=name))
+                continue
+            if isinstance(found, NoProof):
+                failures.append(found)
+                continue
+            problem = rule.check(program, found)
+            if problem is not None:
+                failures.append(NoProof(f"the independent checker rejected the proof: {problem}",
+                                        rule=name))
+                continue
+            if best is None or found.eps < best.eps:
+                best = replace(found, checked=True)
+    return best if best is not None else failures
