@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.cli_reference import PAGE, markdown
+from bench.sphinx_roles import on_page_content
 from hybrid.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,3 +92,8 @@ def test_the_build_fetches_nothing():
     assert re.search(r"^\s+font: false$", theme, re.M), "Material would link Google Fonts"
     plugins = CONFIG.split("\nplugins:\n", 1)[1].split("\n\n", 1)[0]
     assert "privacy" not in plugins and "import:" not in plugins and "://" not in plugins
+
+
+def test_sphinx_roles_become_plain_code():
+    html = "see :class:<code>Budget</code> and :func:<code>search</code>; ratio 1:2, <code>a:b</code>"
+    assert on_page_content(html) == "see <code>Budget</code> and <code>search</code>; ratio 1:2, <code>a:b</code>"
