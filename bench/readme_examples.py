@@ -1,7 +1,7 @@
 """Rewrite the generated blocks of the README and the docs by running their commands:
 ``python -m bench.readme_examples``.
 
-Any markdown file may hold generated blocks (by default: README.md and every docs/*.md page
+Any markdown file may hold generated blocks (by default: README.md and every page under docs/
 that has one); each is marked with a pair of comment lines::
 
     <!-- output: COMMAND -->         a ```text block: "$ COMMAND" and what it printed
@@ -240,8 +240,8 @@ def splice(text: str, new: dict[Key, list[str]]) -> str:
 
 
 def documents() -> list[Path]:
-    """README.md, then every docs/*.md page holding a generated block, in name order."""
-    return [ROOT / "README.md", *(p for p in sorted((ROOT / "docs").glob("*.md")) if blocks(p.read_text()))]
+    """README.md, then every page under docs/ holding a generated block, in path order."""
+    return [ROOT / "README.md", *(p for p in sorted((ROOT / "docs").rglob("*.md")) if blocks(p.read_text()))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for path, bs in found.items():
             for b in bs:
-                print(f"{path.name}: {b.kind}: {b.command or '(the python block above)'}"
+                print(f"{os.path.relpath(path)}: {b.kind}: {b.command or '(the python block above)'}"
                       + (f" (exit {b.status})" if b.status else ""))
         return 0
     with tempfile.TemporaryDirectory(prefix="readme-examples-") as tmp:
