@@ -8,8 +8,11 @@ True only once the rule's independent checker confirmed the evidence; only check
 proofs leave :func:`verifiers.prover.prove.prove`.  A :class:`NoProof` carries the
 reason and, where there is one, the draw or path that failed.
 
-``eps`` and ``delta`` are exact (``Fraction``) where the rule computes them exactly;
-:meth:`Proof.eps_upper` is a float rounded up, the sound direction for an upper bound.
+``eps`` and ``delta`` are exact (``Fraction``) where the rule computes them exactly.
+A rule whose level is ``ln`` of an exact ratio (composition of exact part levels) gives
+that ratio as ``ratio`` (``e^eps``, a ``Fraction`` or ``inf``) and ``eps`` as its sound
+float upper end.  :meth:`Proof.eps_upper` is a float rounded up, the sound direction for
+an upper bound.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from fractions import Fraction
 from typing import Any
 
 from samplers.lang.exact import fraction_str
+from verifiers.epsilon import eps_upper as ratio_eps_upper
+from verifiers.ratio import Ratio, ratio_str
 
 Number = Fraction | float
 
@@ -49,19 +54,23 @@ class Proof:
     delta: Number = Fraction(0)
     checked: bool = False
     solver: str = ""  # how the conditions were discharged, e.g. "z3 4.13: unsat (12 queries)"
+    ratio: Ratio | None = None  # e^eps exactly, for rules whose level is ln of a ratio
 
     @property
     def eps_upper(self) -> float:
-        """The proved level as a float, rounded up."""
+        """The proved level as a float, rounded up (through the ratio's sound log bracket)."""
+        if self.ratio is not None:
+            return max(ratio_eps_upper(self.ratio), round_up(self.eps))
         return round_up(self.eps)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "rule": self.rule, "mechanism": self.mechanism, "params": self.params,
+            "rule": self.rule, "mechanism": self.mechanism,
+            "params": {k: number_json(v) if isinstance(v, Fraction) else v for k, v in self.params.items()},
             "eps": number_json(self.eps), "eps_upper": self.eps_upper,
             "delta": number_json(self.delta), "checked": self.checked, "solver": self.solver,
             "evidence": self.evidence,
-        }
+        } | ({} if self.ratio is None else {"ratio": ratio_str(self.ratio)})
 
 
 @dataclass(frozen=True)

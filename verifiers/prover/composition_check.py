@@ -1,0 +1,135 @@
+"""Independent re-check of a composition proof (:mod:`verifiers.prover.composition`).
+
+Shares no code with the rule's synthesis: dependencies are propagated forwards (each
+node's set of inputs and draws) instead of grouped by union-find, sub-programs are cut
+out of the node list by hand instead of replayed through the builder, every part level
+is swept again by the BDD backend (the rule picks by size, usually the enumerator), and
+the composition formula is re-derived from the neighbour relation.  Every claim of the
+evidence is compared exactly: the partition of the outputs, each part's inputs and
+draws, that parts of one class have the same sub-program, each class's ratio, the
+composed ratio, and that the proof's ``eps`` is at least ``ln`` of it.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from samplers.errors import DPHybridError
+from samplers.lang.builder import draws_randomness
+from samplers.lang.domain import Domain
+from samplers.lang.ir import CONTINUOUS_NOISE, Node, Program
+from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
+from verifiers.backends import get_backend
+from verifiers.epsilon import log_bracket
+from verifiers.prover.proof import Proof
+from verifiers.ratio import INF, parse_ratio, ratio_str
+
+
+def _dependencies(program: Program) -> list[frozenset]:
+    """For every node, the inputs ``("x", i)`` and draws ``("d", node)`` its value depends on."""
+    deps: list[frozenset] = []
+    for i, n in enumerate(program.nodes):
+        own = {("x", n.attr)} if n.op == "input" else {("d", i)} if draws_randomness(n.op, n.attr) else set()
+        deps.append(frozenset(own).union(*(deps[a] for a in n.args)))
+    return deps
+
+
+def _cut(program: Program, outputs: list[int], inputs: list[int]) -> Program:
+    """The nodes ``outputs`` reach, renumbered, input ``inputs[k]`` renamed ``k``."""
+    keep: set[int] = set()
+    todo = [program.outputs[p] for p in outputs]
+    while todo:
+        i = todo.pop()
+        if i not in keep:
+            keep.add(i)
+            todo.extend(program.nodes[i].args)
+    order = sorted(keep)
+    new = {old: k for k, old in enumerate(order)}
+    rename = {v: k for k, v in enumerate(inputs)}
+    nodes = []
+    for old in order:
+        n = program.nodes[old]
+        attr = rename[n.attr] if n.op == "input" else n.attr
+        nodes.append(Node(n.op, tuple(new[a] for a in n.args), attr, n.lo, n.hi, n.kind, n.bottom))
+    whole = inputs == list(range(program.domain.size))
+    dom = Domain(tuple(program.domain.lo[i] for i in inputs), tuple(program.domain.hi[i] for i in inputs))
+    return Program(name=f"{program.name}[checked part]", params=program.params, nodes=tuple(nodes),
+                   outputs=tuple(new[program.outputs[p]] for p in outputs), tuple_output=program.tuple_output,
+                   domain=dom, neighbours=program.neighbours, symmetric=program.symmetric and whole)
+
+
+def _swept_level(sub: Program) -> Any:
+    """The exact global level of ``sub`` by the BDD backend, or a string saying why not."""
+    if any(n.op in CONTINUOUS_NOISE for n in sub.nodes):
+        return "a part draws continuous noise"
+    try:
+        g = get_backend(sub, "bdd").global_epsilon()
+    except DPHybridError as e:
+        return f"the bdd backend could not sweep a part: {e}"
+    if not g.complete:
+        return f"the re-sweep of a part stopped: {g.stopped}"
+    return max(g.ratio, Fraction(1))
+
+
+def check(program: Program, proof: Proof) -> str | None:
+    """None when every claim of the evidence holds, else the first that does not."""
+    try:
+        return _check(program, proof)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        return f"malformed composition evidence ({type(e).__name__}: {e})"
+
+
+def _check(program: Program, proof: Proof) -> str | None:
+    ev = proof.evidence
+    if ev["neighbours"] != program.neighbours.name:
+        return f"the proof is for {ev['neighbours']} neighbours, the program has {program.neighbours.name}"
+    parts, classes = ev["parts"], ev["classes"]
+    listed = sorted(p for part in parts for p in part["outputs"])
+    if listed != list(range(program.arity)):
+        return "the parts do not list every output exactly once"
+    deps = _dependencies(program)
+    owner: dict[Any, int] = {}
+    for k, part in enumerate(parts):
+        mine = frozenset().union(*(deps[program.outputs[p]] for p in part["outputs"]))
+        for d in mine:
+            if owner.setdefault(d, k) != k:
+                what = f"input {d[1]}" if d[0] == "x" else f"draw %{d[1]}"
+                return f"parts {owner[d]} and {k} both depend on {what}"
+        if sorted(i for t, i in mine if t == "x") != list(part["inputs"]):
+            return f"part {k} lists inputs {part['inputs']}, its outputs read others"
+        if sorted(i for t, i in mine if t == "d") != list(part["draws"]):
+            return f"part {k} lists draws {part['draws']}, its outputs use others"
+    reading = sum(1 for part in parts if part["inputs"])
+    nb = program.neighbours
+    how = "max" if isinstance(nb, (OneDiffer, ReplaceOne)) else "product" if isinstance(nb, AllDiffer) else "single"
+    if how == "single" and reading > 1:
+        return f"a custom relation ({nb.name}) does not compose over {reading} parts"
+    if ev["combine"] != how:
+        return f"{nb.name} neighbours compose by {how}, the proof says {ev['combine']}"
+    shapes: dict[int, Program] = {}
+    level: dict[int, Any] = {}
+    total: Any = Fraction(1)
+    for k, part in enumerate(parts):
+        c = part["class"]
+        if c is None:
+            if part["inputs"]:
+                return f"part {k} reads inputs but has no class"
+            continue
+        sub = _cut(program, list(part["outputs"]), list(part["inputs"]))
+        if c not in shapes:
+            shapes[c] = sub
+            r = _swept_level(sub)
+            if isinstance(r, str):
+                return f"part {k}: {r}"
+            if r != parse_ratio(classes[c]["ratio"]):
+                return f"class {c}: the re-sweep gives {ratio_str(r)}, the proof says {classes[c]['ratio']}"
+            level[c] = r
+        elif (sub.nodes, sub.outputs, sub.domain) != (shapes[c].nodes, shapes[c].outputs, shapes[c].domain):
+            return f"part {k} is not the same sub-program as the rest of class {c}"
+        total = max(total, level[c]) if how != "product" else total * level[c]
+    if total != parse_ratio(ev["ratio"]) or proof.ratio is None or total != proof.ratio:
+        return f"the parts compose to {ratio_str(total)}, the proof says {ev['ratio']}"
+    if total == INF or not log_bracket(total)[1] <= proof.eps:
+        return f"eps = {proof.eps} is below ln {ratio_str(total)}"
+    return None
