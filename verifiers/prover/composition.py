@@ -24,6 +24,7 @@ backend, the neighbour pairs swept and a witness pair attaining the level).
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 from typing import Any
 
@@ -33,12 +34,16 @@ from samplers.lang.domain import Domain
 from samplers.lang.ir import BOTTOM, CONTINUOUS_NOISE, Node, Program
 from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
 from verifiers.backends import choose, get_backend
+from verifiers.base import neighbour_pairs
 from verifiers.epsilon import eps_upper, within_exp
 from verifiers.prover.composition_check import check  # noqa: F401  (the rule's independent checker)
 from verifiers.prover.proof import NoProof, Proof
 from verifiers.ratio import INF, Ratio, ratio_str
 
 RULE = "composition"
+# A part is swept over at most this many neighbour pairs (the search's global check has the
+# same size limit): a count, so whether a proof is found does not depend on the machine.
+MAX_PART_PAIRS = 20_000
 
 
 def _find(parent: list[int], i: int) -> int:
@@ -116,6 +121,9 @@ def _json_output(o: Any) -> Any:
 
 def _level(sub: Program) -> tuple[Ratio, dict[str, Any]] | NoProof:
     """The exact global level of a part's sub-program, with how it was found."""
+    if sum(1 for _ in itertools.islice(neighbour_pairs(sub), MAX_PART_PAIRS + 1)) > MAX_PART_PAIRS:
+        return NoProof(f"a part has more than {MAX_PART_PAIRS} neighbour pairs over {sub.domain.describe()} "
+                       "(the sweep limit of the composition rule)", rule=RULE)
     name = choose(sub)
     try:
         g = get_backend(sub, name).global_epsilon()

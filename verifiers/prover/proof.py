@@ -42,6 +42,18 @@ def number_json(v: Number) -> str | float:
     return fraction_str(v) if isinstance(v, Fraction) else v
 
 
+def number_from_json(v: Any) -> Number:
+    """Inverse of :func:`number_json`: ``"p/q"`` (or ``"inf"``) or a number; ValueError otherwise."""
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        raise ValueError(f"{v!r} is not a number")
+    if isinstance(v, str):
+        if v.strip() == "inf":
+            return math.inf
+        num, _, den = v.partition("/")
+        return Fraction(int(num), int(den or 1))
+    return Fraction(v) if isinstance(v, int) else float(v)
+
+
 @dataclass(frozen=True)
 class Proof:
     """``(eps, delta)``-DP proved by ``rule`` for ``mechanism`` with ``params``."""
@@ -71,6 +83,19 @@ class Proof:
             "delta": number_json(self.delta), "checked": self.checked, "solver": self.solver,
             "evidence": self.evidence,
         } | ({} if self.ratio is None else {"ratio": ratio_str(self.ratio)})
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Proof":
+        """A proof read back from :meth:`to_json` (unchecked: ``checked`` is False until re-checked).
+
+        Raises KeyError, TypeError or ValueError on a malformed object.
+        """
+        if not isinstance(d.get("evidence"), dict) or not isinstance(d.get("params"), dict):
+            raise ValueError("a proof needs an evidence object and a params object")
+        return cls(rule=str(d["rule"]), mechanism=str(d["mechanism"]), params=dict(d["params"]),
+                   eps=number_from_json(d["eps"]), evidence=d["evidence"],
+                   delta=number_from_json(d.get("delta", "0")), solver=str(d.get("solver", "")),
+                   ratio=number_from_json(d["ratio"]) if d.get("ratio") is not None else None)
 
 
 @dataclass(frozen=True)
