@@ -43,7 +43,9 @@ def prove_stage(s: Search, program: Program) -> None:
 
 def attach(s: Search, result: SearchResult) -> SearchResult:
     """The proof and its upper bound on the result (see the module docstring)."""
-    proof = getattr(s, "proof", None)
+    proof = s.proof
+    if result.eps_upper is not None:
+        result.upper_source = "global verification"
     if proof is not None:
         result.proof = proof.to_json()
         if result.eps_upper is None or result.eps_upper > proof.eps_upper:
@@ -51,8 +53,6 @@ def attach(s: Search, result: SearchResult) -> SearchResult:
             result.upper_source = f"proof ({proof.rule} rule)"
         if s.claimed is not None and result.proved_dp is None:
             result.proved_dp = proof.eps_upper <= s.claimed
-    elif result.eps_upper is not None:
-        result.upper_source = "global verification"
     if result.eps_upper is not None and result.certified:
         assert result.eps_lower <= result.eps_upper, (
             f"unsound: certified eps_lower {result.eps_lower} above eps_upper {result.eps_upper} "
