@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid.formats import json_safe, params_to_json
+from hybrid.out_files import writable
 from samplers import catalogue
 from samplers.errors import DPHybridError
 from samplers.readers import parse_json, read_text
@@ -47,21 +48,14 @@ def out_path(path: str) -> Path:
     p = Path(path)
     if not p.name or path.endswith(os.sep):
         raise ProofFileError(f"proof path {path!r} names no file")
-    folder = p.parent if str(p.parent) else Path(".")
-    if not folder.is_dir():
-        raise ProofFileError(f"cannot write the proof {p}: no folder {folder}")
-    if p.exists() or p.is_symlink():
-        if not p.is_file():
-            raise ProofFileError(f"cannot write the proof {p}: it exists and is not a regular file")
-        try:
-            ours = is_proof(parse_json(read_text(p, error=ProofFileError), str(p), error=ProofFileError))
-        except ProofFileError:
-            ours = False
-        if not ours:
-            raise ProofFileError(f"refusing to overwrite {p}: it is not a dphybrid proof file")
-    elif not os.access(folder, os.W_OK):
-        raise ProofFileError(f"cannot write the proof {p}: folder {folder} is not writable")
-    return p
+    return writable(p, "the proof", _ours, "a dphybrid proof file", ProofFileError)
+
+
+def _ours(p: Path) -> bool:
+    try:
+        return is_proof(parse_json(read_text(p, error=ProofFileError), str(p), error=ProofFileError))
+    except ProofFileError:
+        return False
 
 
 def write(path: Path, proof: Proof) -> None:

@@ -37,14 +37,14 @@ def _dependencies(program: Program) -> list[frozenset]:
 
 def _cut(program: Program, outputs: list[int], inputs: list[int]) -> Program:
     """The nodes ``outputs`` reach, renumbered, input ``inputs[k]`` renamed ``k``."""
-    keep: set[int] = set()
-    todo = [program.outputs[p] for p in outputs]
-    while todo:
-        i = todo.pop()
-        if i not in keep:
-            keep.add(i)
-            todo.extend(program.nodes[i].args)
-    order = sorted(keep)
+    needed = [False] * len(program.nodes)
+    for p in outputs:
+        needed[program.outputs[p]] = True
+    for i in range(len(program.nodes) - 1, -1, -1):  # arguments come before their users
+        if needed[i]:
+            for a in program.nodes[i].args:
+                needed[a] = True
+    order = [i for i, n in enumerate(needed) if n]
     new = {old: k for k, old in enumerate(order)}
     rename = {v: k for k, v in enumerate(inputs)}
     nodes = []
