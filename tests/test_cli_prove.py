@@ -34,9 +34,10 @@ def test_prove_rr_at_any_size(capsys):
 def test_prove_says_why_not(capsys):
     code, out, _ = run(capsys, "prove", "rr", "-p", "n=5", "--eps", "1")
     assert code == 0 and "no proof of 1-DP" in out and "not within the claim" in out
-    code, out, _ = run(capsys, "prove", "noisy_hist1", "-p", "n=3", "--json")
+    code, out, _ = run(capsys, "prove", "noisy_max_geom", "-p", "m=30", "--json")
     d = json.loads(out)
-    assert not d["proved"] and any("continuous noise" in n["reason"] and n["where"] for n in d["no_proof"])
+    assert not d["proved"] and any("more than 20000 neighbour pairs" in n["reason"] and n["where"]
+                                   for n in d["no_proof"])
 
 
 def test_proof_file_round_trip(capsys, tmp_path):

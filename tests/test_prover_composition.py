@@ -16,7 +16,7 @@ import pytest
 
 from randprog import build, random_program
 from samplers import catalogue
-from samplers.lang import all_differ, custom, flip, ints, mechanism
+from samplers.lang import all_differ, custom, flip, ints, laplace, mechanism
 from verifiers.enumerate import Enumerator
 from verifiers.prover import composition
 from verifiers.prover.proof import NoProof, Proof
@@ -78,9 +78,17 @@ def test_clamped_noise_one_part_is_its_exact_global_level():
     assert isinstance(g, Proof) and g.ratio == Fraction(24, 7)  # REFERENCE.md
 
 
-def test_why_not_names_the_part():
+@pytest.fixture
+def composition_only(monkeypatch):
+    """Only the composition rule registered (the alignment rules would prove continuous parts)."""
+    monkeypatch.setattr("verifiers.prover.prove.RULES", {"composition": "verifiers.prover.composition"})
+
+
+def test_why_not_names_the_part(composition_only):
     no = _prove("noisy_hist1", n=3)
-    assert isinstance(no, list) and "continuous noise" in no[0].reason and no[0].where.startswith("draw %")
+    assert isinstance(no, list) and "continuous noise" in no[0].reason and no[0].where == "part 0 (output 0)"
+    no = _prove("laplace")
+    assert isinstance(no, list) and "nothing to compose" in no[0].reason and no[0].where.startswith("draw %")
 
     @mechanism(domain=ints(lo=0, hi=1, size=2), neighbours=custom(lambda x, y: x[0] != y[0]))
     def two(x, *, lam="1/4"):
@@ -107,7 +115,7 @@ def test_the_checker_rejects_tampered_evidence():
     merged = [dict(p.evidence["parts"][0], outputs=[0, 1])] + p.evidence["parts"][2:]
     assert composition.check(program, tampered(parts=merged)) is not None
     assert "compose by max" in composition.check(program, tampered(combine="product"))
-    assert "below ln" in composition.check(program, dataclasses.replace(p, eps=0.5))
+    assert "below the composed level" in composition.check(program, dataclasses.replace(p, eps=0.5))
     assert "malformed" in composition.check(program, tampered(parts=None))
 
 
@@ -136,3 +144,57 @@ def test_random_programs_are_never_proved_below_their_exact_level(seed):
     assert p.ratio >= g.ratio
     assert p.ratio == max(g.ratio, 1)  # the rule is exact: the max / product of exact part levels
     assert math.log(float(p.ratio)) <= p.eps_upper
+
+
+# -- parts with continuous noise: proved by another rule (here a small real one, tests/laplace_shift_rule.py)
+@pytest.fixture
+def laplace_rule(monkeypatch):
+    """The composition rule with laplace_shift as the only other rule."""
+    monkeypatch.setattr("verifiers.prover.prove.RULES", {"composition": "verifiers.prover.composition",
+                                                         "laplace_shift": "laplace_shift_rule"})
+
+
+@pytest.mark.parametrize("n", [3, 1000])
+def test_a_laplace_histogram_composes_from_one_part_proof(laplace_rule, n):
+    p = _prove("noisy_hist1", n=n)
+    assert isinstance(p, Proof) and p.checked and p.ratio is None
+    assert Fraction(p.eps) >= Fraction(1, 10) and p.eps == pytest.approx(0.1, abs=1e-15)
+    (cls,) = p.evidence["classes"]
+    assert cls["rule"] == "laplace_shift" and cls["eps"] == "1/10" and len(p.evidence["parts"]) == n
+
+
+def test_all_differ_sums_the_part_proofs(laplace_rule):
+    @mechanism(domain=ints(lo=0, hi=10, size=3), neighbours=all_differ)
+    def hist_all(x, *, eps=0.1):
+        return tuple(xi + laplace(1 / eps) for xi in x)
+
+    q = prove(hist_all.trace(), rules=["composition"])
+    assert isinstance(q, Proof) and Fraction(q.eps) >= Fraction(3, 10) and q.eps == pytest.approx(0.3, abs=1e-15)
+    assert isinstance(prove(hist_all.trace(), Fraction(29, 100), rules=["composition"]), list)
+
+
+def test_exact_and_proved_parts_compose(laplace_rule):
+    @mechanism(domain=ints(lo=0, hi=1, size=2), neighbours=all_differ)
+    def mixed(x, *, lam="1/4", eps=0.5):
+        return (x[0] ^ flip(lam), x[1] + laplace(1 / eps))
+
+    p = prove(mixed.trace(), rules=["composition"])
+    assert isinstance(p, Proof) and p.ratio is None
+    assert p.evidence["ratio"] == "3" and p.evidence["sub_eps"] == "1/2"
+    assert math.log(3) + 0.5 <= p.eps <= math.log(3) + 0.5 + 1e-12
+
+
+def test_the_checker_rechecks_part_proofs(laplace_rule):
+    program = catalogue.get("noisy_hist1").trace(n=3)
+    p = composition.attempt(program)
+    assert composition.check(program, p) is None
+    cls = dict(p.evidence["classes"][0])
+    cls["proof"] = dict(cls["proof"], eps="1/20", evidence={"level": "1/20"})
+    cls["eps"] = "1/20"
+    bad = dataclasses.replace(p, evidence=p.evidence | {"classes": [cls], "sub_eps": "1/20"}, eps=0.05)
+    assert "laplace_shift checker rejects" in composition.check(program, bad)
+
+
+def test_no_other_rule_no_continuous_part_proof(composition_only):
+    no = _prove("noisy_hist1", n=3)
+    assert isinstance(no, list) and "no other proof rule" in no[0].reason

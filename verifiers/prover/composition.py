@@ -17,6 +17,12 @@ inputs renumbered), swept by an exact backend reached through
 ``histogram_geom``'s bins) are swept once.  Part levels are exact ratios, so the proved
 ``e^eps`` is an exact ratio too (``Proof.ratio``), and ``eps`` its sound upper end.
 
+A part that draws continuous noise has no exact level; the other rules of
+:data:`verifiers.prover.prove.RULES` prove it instead (their checker-confirmed pure
+eps-DP proof, kept in the evidence), so ``noisy_hist1`` is one Laplace part proved once.
+Such levels compose with the exact ones by max or sum in eps; the proof then has no
+exact ratio, only its sound ``eps``.
+
 The evidence (re-checked by :mod:`verifiers.prover.composition_check`) lists every part
 (outputs, inputs, draws, class) and every class of identical parts (exact ratio, the
 backend, the neighbour pairs swept and a witness pair attaining the level).
@@ -37,7 +43,7 @@ from verifiers.backends import choose, get_backend
 from verifiers.base import neighbour_pairs
 from verifiers.epsilon import eps_upper, within_exp
 from verifiers.prover.composition_check import check  # noqa: F401  (the rule's independent checker)
-from verifiers.prover.proof import NoProof, Proof
+from verifiers.prover.proof import NoProof, Proof, number_json, round_up
 from verifiers.ratio import INF, Ratio, ratio_str
 
 RULE = "composition"
@@ -142,58 +148,98 @@ def _where(program: Program, outputs: list[int]) -> str:
     return f"output {outputs[0]}" if len(outputs) == 1 else "outputs " + ", ".join(str(p) for p in outputs)
 
 
+def _sub_proof(sub: Program) -> tuple[Fraction, dict[str, Any]] | NoProof:
+    """The level another rule proves (checker-confirmed) for a part that draws continuous noise."""
+    from verifiers.prover.prove import RULES, prove
+
+    others = [r for r in RULES if r != RULE]
+    if not others:
+        return NoProof("a part draws continuous noise and no other proof rule is registered to prove it", rule=RULE)
+    found = prove(sub, rules=others)
+    if isinstance(found, list):
+        return NoProof("no rule proved a part that draws continuous noise: "
+                       + "; ".join(f"{n.rule}: {n.reason}" for n in found), rule=RULE)
+    if found.delta != 0:
+        return NoProof(f"the {found.rule} rule proves a part only (eps, delta)-DP; the composition rule "
+                       "composes pure eps-DP parts", rule=RULE)
+    return Fraction(found.eps), {"eps": number_json(found.eps), "rule": found.rule, "proof": found.to_json()}
+
+
+def _part(program: Program, outs: list[int]) -> dict[str, Any]:
+    nodes = _slice(program, outs)
+    return {"outputs": outs,
+            "inputs": sorted(program.nodes[i].attr for i in nodes if program.nodes[i].op == "input"),
+            "draws": [i for i in nodes if draws_randomness(program.nodes[i].op, program.nodes[i].attr)]}
+
+
+def _continuous(program: Program, part: dict[str, Any]) -> bool:
+    return any(program.nodes[i].op in CONTINUOUS_NOISE for i in part["draws"])
+
+
+def composed_upper(ratio: Ratio, sub_eps: Fraction, how: str) -> float:
+    """A float at least the composed level: ``ln ratio`` and ``sub_eps`` by max, or by sum for ``product``."""
+    if how == "product":
+        return round_up(Fraction(eps_upper(ratio)) + sub_eps)
+    return max(eps_upper(ratio), round_up(sub_eps))
+
+
 def attempt(program: Program, eps: Fraction | None = None) -> Proof | NoProof:
-    """Prove the composed exact level (at most ``eps`` when given), or say why not."""
-    groups = split(program)
-    parts, reading = [], 0
-    for outs in groups:
-        nodes = _slice(program, outs)
-        inputs = sorted(program.nodes[i].attr for i in nodes if program.nodes[i].op == "input")
-        draws = [i for i in nodes if draws_randomness(program.nodes[i].op, program.nodes[i].attr)]
-        cont = [i for i in nodes if program.nodes[i].op in CONTINUOUS_NOISE]
-        if cont and inputs:
-            return NoProof(f"{_where(program, outs)} (a part) draws continuous noise ({program.nodes[cont[0]].op} at "
-                           f"node %{cont[0]}); the composition rule needs exact part levels", rule=RULE,
-                           where=f"draw %{cont[0]}")
-        reading += bool(inputs)
-        parts.append({"outputs": outs, "inputs": inputs, "draws": draws})
+    """Prove the composed level (at most ``eps`` when given), or say why not."""
+    parts = [_part(program, outs) for outs in split(program)]
+    reading = sum(1 for part in parts if part["inputs"])
     how = combination(program, reading)
     if how is None:
         return NoProof(f"the custom neighbour relation {program.neighbours.name} cannot be split over "
                        f"{reading} independent parts", rule=RULE)
     classes: list[dict[str, Any]] = []
+    levels: list[Ratio | Fraction] = []
     seen: dict[tuple, int] = {}
-    total: Ratio = Fraction(1)
     for k, part in enumerate(parts):
+        part["class"] = None  # a part that reads no input has the same law for every x
         if not part["inputs"]:
-            part["class"] = None  # reads no input: the same law for every x
             continue
+        cont = _continuous(program, part)
+        if cont and reading == 1 and len(parts) == 1:
+            draw = next(i for i in part["draws"] if program.nodes[i].op in CONTINUOUS_NOISE)
+            return NoProof(f"the program is one part and draws continuous noise ({program.nodes[draw].op} at "
+                           f"node %{draw}): nothing to compose", rule=RULE, where=f"draw %{draw}")
         sub = part_program(program, part["outputs"], part["inputs"])
         key = (sub.nodes, sub.outputs, sub.domain)
         if key not in seen:
-            found = _level(sub)
+            found = _sub_proof(sub) if cont else _level(sub)
             if isinstance(found, NoProof):
                 return NoProof(found.reason, rule=RULE, where=f"part {k} ({_where(program, part['outputs'])})")
-            r, info = found
-            if r == INF:
+            level, info = found
+            if level == INF:
                 return NoProof(f"not eps-DP for any eps: {_where(program, part['outputs'])} (a part) can "
-                               "take a value impossible under a neighbour input", rule=RULE, where=f"part {k}", details=info)
+                               "take a value impossible under a neighbour input", rule=RULE, where=f"part {k}",
+                               details=info)
             seen[key] = len(classes)
-            classes.append(info | {"level": r})
+            classes.append(info)
+            levels.append(level)
         part["class"] = seen[key]
-    levels = [c.pop("level") for c in classes]
+    ratio: Ratio = Fraction(1)
+    sub_eps = Fraction(0)
     for part in parts:
-        if part["class"] is not None:
-            r = levels[part["class"]]
-            total = max(total, r) if how in ("max", "single") else total * r
-    evidence = {"neighbours": program.neighbours.name, "combine": how, "ratio": ratio_str(total),
-                "classes": classes, "parts": parts}
-    if eps is not None and not within_exp(total, eps):
-        return NoProof(f"the composed exact level e^eps = {ratio_str(total)} (eps <= {eps_upper(total):.6g}) "
-                       f"is not within the claim {float(eps):g}", rule=RULE, details=evidence)
-    swept = sum(c["pairs"] for c in classes)
-    backends = ", ".join(sorted({c["backend"] for c in classes})) or "none"
-    return Proof(rule=RULE, mechanism=program.name, params=dict(program.params), eps=eps_upper(total),
-                 ratio=total, evidence=evidence,
-                 solver=f"exact global sweeps ({backends}): {len(classes)} distinct of {len(parts)} parts, "
-                        f"{swept} neighbour pairs")
+        c = part["class"]
+        if c is None:
+            continue
+        if "eps" in classes[c]:
+            sub_eps = sub_eps + levels[c] if how == "product" else max(sub_eps, levels[c])
+        else:
+            ratio = ratio * levels[c] if how == "product" else max(ratio, levels[c])
+    upper = composed_upper(ratio, sub_eps, how)
+    exact = not any("eps" in c for c in classes)
+    evidence = {"neighbours": program.neighbours.name, "combine": how, "ratio": ratio_str(ratio),
+                "sub_eps": number_json(sub_eps), "classes": classes, "parts": parts}
+    if eps is not None and not (within_exp(ratio, eps) if exact else Fraction(upper) <= eps):
+        level = f"e^eps = {ratio_str(ratio)}" if exact else "eps"
+        return NoProof(f"the composed level {level} (eps <= {upper:.6g}) is not within the claim {float(eps):g}",
+                       rule=RULE, details=evidence)
+    swept = sum(c.get("pairs", 0) for c in classes)
+    how_found = sorted({c["backend"] for c in classes if "backend" in c} | {f"{c['rule']} rule" for c in classes
+                                                                             if "rule" in c})
+    return Proof(rule=RULE, mechanism=program.name, params=dict(program.params), eps=upper,
+                 ratio=ratio if exact else None, evidence=evidence,
+                 solver=f"{len(classes)} distinct of {len(parts)} parts, by {', '.join(how_found) or 'none'} "
+                        f"({swept} neighbour pairs swept)")

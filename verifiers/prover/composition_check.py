@@ -3,8 +3,9 @@
 Shares no code with the rule's synthesis: dependencies are propagated forwards (each
 node's set of inputs and draws) instead of grouped by union-find, sub-programs are cut
 out of the node list by hand instead of replayed through the builder, every part level
-is swept again by the BDD backend (the rule picks by size, usually the enumerator), and
-the composition formula is re-derived from the neighbour relation.  Every claim of the
+is swept again by the BDD backend (the rule picks by size, usually the enumerator), a
+part with continuous noise has its sub-proof re-checked by that rule's own checker on the
+cut sub-program, and the composition formula is re-derived from the neighbour relation.  Every claim of the
 evidence is compared exactly: the partition of the outputs, each part's inputs and
 draws, that parts of one class have the same sub-program, each class's ratio, the
 composed ratio, and that the proof's ``eps`` is at least ``ln`` of it.
@@ -12,6 +13,7 @@ composed ratio, and that the proof's ``eps`` is at least ``ln`` of it.
 
 from __future__ import annotations
 
+import importlib
 from fractions import Fraction
 from typing import Any
 
@@ -22,7 +24,7 @@ from samplers.lang.ir import CONTINUOUS_NOISE, Node, Program
 from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
 from verifiers.backends import get_backend
 from verifiers.epsilon import log_bracket
-from verifiers.prover.proof import Proof
+from verifiers.prover.proof import Proof, number_from_json
 from verifiers.ratio import INF, parse_ratio, ratio_str
 
 
@@ -54,15 +56,30 @@ def _cut(program: Program, outputs: list[int], inputs: list[int]) -> Program:
         nodes.append(Node(n.op, tuple(new[a] for a in n.args), attr, n.lo, n.hi, n.kind, n.bottom))
     whole = inputs == list(range(program.domain.size))
     dom = Domain(tuple(program.domain.lo[i] for i in inputs), tuple(program.domain.hi[i] for i in inputs))
-    return Program(name=f"{program.name}[checked part]", params=program.params, nodes=tuple(nodes),
+    return Program(name=f"{program.name}[part]", params=program.params, nodes=tuple(nodes),
                    outputs=tuple(new[program.outputs[p]] for p in outputs), tuple_output=program.tuple_output,
                    domain=dom, neighbours=program.neighbours, symmetric=program.symmetric and whole)
 
 
+def _proved_level(sub: Program, info: dict[str, Any]) -> Fraction | str:
+    """A continuous part's level: its sub-proof re-checked by that rule's checker on ``sub``."""
+    from verifiers.prover.prove import RULES
+
+    proof = Proof.from_json(info["proof"])
+    if proof.rule not in RULES or proof.rule == "composition":
+        return f"a part's proof is by {proof.rule!r}, not another registered rule"
+    if proof.delta != 0:
+        return "a part's proof is not pure eps-DP"
+    problem = importlib.import_module(RULES[proof.rule]).check(sub, proof)
+    if problem is not None:
+        return f"the {proof.rule} checker rejects a part's proof: {problem}"
+    if Fraction(proof.eps) != Fraction(number_from_json(info["eps"])):
+        return f"a class says eps {info['eps']}, its proof {proof.eps}"
+    return Fraction(proof.eps)
+
+
 def _swept_level(sub: Program) -> Any:
     """The exact global level of ``sub`` by the BDD backend, or a string saying why not."""
-    if any(n.op in CONTINUOUS_NOISE for n in sub.nodes):
-        return "a part draws continuous noise"
     try:
         g = get_backend(sub, "bdd").global_epsilon()
     except DPHybridError as e:
@@ -110,6 +127,7 @@ def _check(program: Program, proof: Proof) -> str | None:
     shapes: dict[int, Program] = {}
     level: dict[int, Any] = {}
     total: Any = Fraction(1)
+    sub_eps = Fraction(0)
     for k, part in enumerate(parts):
         c = part["class"]
         if c is None:
@@ -117,19 +135,31 @@ def _check(program: Program, proof: Proof) -> str | None:
                 return f"part {k} reads inputs but has no class"
             continue
         sub = _cut(program, list(part["outputs"]), list(part["inputs"]))
+        continuous = any(n.op in CONTINUOUS_NOISE for n in sub.nodes)
         if c not in shapes:
             shapes[c] = sub
-            r = _swept_level(sub)
+            if continuous != ("proof" in classes[c]):
+                return f"class {c}: a part {'with' if continuous else 'without'} continuous noise needs " + (
+                    "a proof by another rule" if continuous else "an exact sweep")
+            r = _proved_level(sub, classes[c]) if continuous else _swept_level(sub)
             if isinstance(r, str):
                 return f"part {k}: {r}"
-            if r != parse_ratio(classes[c]["ratio"]):
+            if not continuous and r != parse_ratio(classes[c]["ratio"]):
                 return f"class {c}: the re-sweep gives {ratio_str(r)}, the proof says {classes[c]['ratio']}"
             level[c] = r
         elif (sub.nodes, sub.outputs, sub.domain) != (shapes[c].nodes, shapes[c].outputs, shapes[c].domain):
             return f"part {k} is not the same sub-program as the rest of class {c}"
-        total = max(total, level[c]) if how != "product" else total * level[c]
-    if total != parse_ratio(ev["ratio"]) or proof.ratio is None or total != proof.ratio:
-        return f"the parts compose to {ratio_str(total)}, the proof says {ev['ratio']}"
-    if total == INF or not log_bracket(total)[1] <= proof.eps:
-        return f"eps = {proof.eps} is below ln {ratio_str(total)}"
+        if continuous:
+            sub_eps = sub_eps + level[c] if how == "product" else max(sub_eps, level[c])
+        else:
+            total = max(total, level[c]) if how != "product" else total * level[c]
+    if total != parse_ratio(ev["ratio"]) or Fraction(number_from_json(ev["sub_eps"])) != sub_eps:
+        return f"the parts compose to {ratio_str(total)} and eps {sub_eps}, the proof says {ev['ratio']} and {ev['sub_eps']}"
+    if proof.ratio is not None and (sub_eps != 0 or total != proof.ratio):
+        return f"the proof's exact ratio {ratio_str(proof.ratio)} is not what the parts compose to"
+    if total == INF:
+        return "a part has an infinite level"
+    bound = Fraction(log_bracket(total)[1])  # >= ln total
+    if not (bound + sub_eps if how == "product" else max(bound, sub_eps)) <= Fraction(proof.eps):
+        return f"eps = {proof.eps} is below the composed level (ln {ratio_str(total)} and {sub_eps})"
     return None
