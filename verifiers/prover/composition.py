@@ -31,6 +31,7 @@ backend, the neighbour pairs swept and a witness pair attaining the level).
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -91,16 +92,22 @@ def _slice(program: Program, outputs: list[int]) -> list[int]:
 
 
 def part_program(program: Program, outputs: list[int], inputs: list[int]) -> Program:
-    """The sub-program of ``outputs``: their slice, input ``inputs[k]`` renamed ``k``."""
+    """The sub-program of ``outputs``: their slice, input ``inputs[k]`` renamed ``k``.
+
+    The slice is cut out before the replay, so a part costs its own size, not the program's.
+    """
     rename = {v: k for k, v in enumerate(inputs)}
+    ids = _slice(program, outputs)
+    at = {old: k for k, old in enumerate(ids)}
+    local = [replace(program.nodes[i], args=tuple(at[a] for a in program.nodes[i].args)) for i in ids]
 
     def rewrite(node: Node, args: tuple[int, ...], b: Builder, old: int) -> int | None:
         if node.op == "input":
             return b.input(rename[node.attr], node.lo, node.hi)
         return None
 
-    nodes, outs = replay(program.nodes, [program.outputs[p] for p in outputs], rewrite=rewrite)
-    whole = inputs == list(range(program.domain.size))
+    nodes, outs = replay(local, [at[program.outputs[p]] for p in outputs], rewrite=rewrite)
+    whole = len(inputs) == program.domain.size and inputs == list(range(program.domain.size))
     return Program(
         name=f"{program.name}[part]", params=program.params, nodes=tuple(nodes), outputs=tuple(outs),
         tuple_output=program.tuple_output,

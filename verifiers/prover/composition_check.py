@@ -37,16 +37,16 @@ def _dependencies(program: Program) -> list[frozenset]:
     return deps
 
 
-def _cut(program: Program, outputs: list[int], inputs: list[int]) -> Program:
-    """The nodes ``outputs`` reach, renumbered, input ``inputs[k]`` renamed ``k``."""
-    needed = [False] * len(program.nodes)
-    for p in outputs:
-        needed[program.outputs[p]] = True
-    for i in range(len(program.nodes) - 1, -1, -1):  # arguments come before their users
-        if needed[i]:
-            for a in program.nodes[i].args:
-                needed[a] = True
-    order = [i for i, n in enumerate(needed) if n]
+def _cut(program: Program, outputs: list[int], inputs: list[int], candidates: list[int]) -> Program:
+    """The nodes ``outputs`` reach, renumbered, input ``inputs[k]`` renamed ``k``.
+
+    ``candidates`` (sorted) holds every node they can reach: the part's nodes and constants.
+    """
+    needed = {program.outputs[p] for p in outputs}
+    for i in reversed(candidates):  # arguments come before their users
+        if i in needed:
+            needed.update(program.nodes[i].args)
+    order = sorted(needed)
     new = {old: k for k, old in enumerate(order)}
     rename = {v: k for k, v in enumerate(inputs)}
     nodes = []
@@ -54,7 +54,7 @@ def _cut(program: Program, outputs: list[int], inputs: list[int]) -> Program:
         n = program.nodes[old]
         attr = rename[n.attr] if n.op == "input" else n.attr
         nodes.append(Node(n.op, tuple(new[a] for a in n.args), attr, n.lo, n.hi, n.kind, n.bottom))
-    whole = inputs == list(range(program.domain.size))
+    whole = len(inputs) == program.domain.size and inputs == list(range(program.domain.size))
     dom = Domain(tuple(program.domain.lo[i] for i in inputs), tuple(program.domain.hi[i] for i in inputs))
     return Program(name=f"{program.name}[part]", params=program.params, nodes=tuple(nodes),
                    outputs=tuple(new[program.outputs[p]] for p in outputs), tuple_output=program.tuple_output,
@@ -117,6 +117,12 @@ def _check(program: Program, proof: Proof) -> str | None:
             return f"part {k} lists inputs {part['inputs']}, its outputs read others"
         if sorted(i for t, i in mine if t == "d") != list(part["draws"]):
             return f"part {k} lists draws {part['draws']}, its outputs use others"
+    members: dict[int, set[int]] = {}  # part -> its nodes (those depending on its inputs or draws) and constants
+    for i, n in enumerate(program.nodes):
+        k = owner.get(next(iter(deps[i]))) if deps[i] else None
+        if k is not None:
+            members.setdefault(k, set()).add(i)
+            members[k].update(a for a in n.args if not deps[a])
     reading = sum(1 for part in parts if part["inputs"])
     nb = program.neighbours
     how = "max" if isinstance(nb, (OneDiffer, ReplaceOne)) else "product" if isinstance(nb, AllDiffer) else "single"
@@ -134,7 +140,7 @@ def _check(program: Program, proof: Proof) -> str | None:
             if part["inputs"]:
                 return f"part {k} reads inputs but has no class"
             continue
-        sub = _cut(program, list(part["outputs"]), list(part["inputs"]))
+        sub = _cut(program, list(part["outputs"]), list(part["inputs"]), sorted(members.get(k, ())))
         continuous = any(n.op in CONTINUOUS_NOISE for n in sub.nodes)
         if c not in shapes:
             shapes[c] = sub
