@@ -198,3 +198,21 @@ def test_the_checker_rechecks_part_proofs(laplace_rule):
 def test_no_other_rule_no_continuous_part_proof(composition_only):
     no = _prove("noisy_hist1", n=3)
     assert isinstance(no, list) and "no other proof rule" in no[0].reason
+
+
+def test_a_custom_relation_needs_one_part_reading_every_input():
+    @mechanism(domain=ints(lo=0, hi=1, size=2), neighbours=custom(lambda x, y: x[0] != y[0] and x[1] == y[1]))
+    def first_only(x, *, lam="1/4"):
+        return (x[0] ^ flip(lam), flip(lam))  # the second output reads no input
+
+    p = prove(first_only.trace(), rules=["composition"])
+    assert isinstance(p, list) and "whole inputs" in p[0].reason  # one part reads x[0] only
+
+    @mechanism(domain=ints(lo=0, hi=1, size=2), neighbours=custom(lambda x, y: x != y))
+    def both(x, *, lam="1/4"):
+        return (x[0] ^ x[1] ^ flip(lam), flip(lam))
+
+    program = both.trace()
+    p = prove(program, rules=["composition"])
+    assert isinstance(p, Proof) and p.evidence["combine"] == "single"
+    assert p.ratio == Enumerator(program).global_epsilon().ratio == 3

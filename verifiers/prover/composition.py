@@ -67,12 +67,15 @@ def split(program: Program) -> list[list[int]]:
     when their slices share a node that is an input, a draw or computed from one.
     """
     parent = list(range(len(program.nodes)))
+    first_read: dict[int, int] = {}  # input index -> a node reading it (the builder shares them; be sure)
     for i, node in enumerate(program.nodes):
-        for a in node.args:
-            if program.nodes[a].op != "const":
-                ra, ri = _find(parent, a), _find(parent, i)
-                if ra != ri:
-                    parent[ra] = ri
+        links = [a for a in node.args if program.nodes[a].op != "const"]
+        if node.op == "input":
+            links.append(first_read.setdefault(node.attr, i))
+        for a in links:
+            ra, ri = _find(parent, a), _find(parent, i)
+            if ra != ri:
+                parent[ra] = ri
     groups: dict[int, list[int]] = {}
     for pos, o in enumerate(program.outputs):
         groups.setdefault(_find(parent, o), []).append(pos)
@@ -116,14 +119,19 @@ def part_program(program: Program, outputs: list[int], inputs: list[int]) -> Pro
     )
 
 
-def combination(program: Program, reading: int) -> str | None:
-    """How part levels compose under the program's relation (``reading`` parts read inputs)."""
+def combination(program: Program, read: list[list[int]]) -> str | None:
+    """How part levels compose under the program's relation (``read``: the inputs of each part).
+
+    A custom relation is a predicate on whole inputs: it applies to a part only when that
+    part reads every input and no other part reads any.
+    """
     nb = program.neighbours
     if isinstance(nb, (OneDiffer, ReplaceOne)):
         return "max"
     if isinstance(nb, AllDiffer):
         return "product"
-    return "single" if reading <= 1 else None
+    reading = [r for r in read if r]
+    return "single" if not reading or reading == [list(range(program.domain.size))] else None
 
 
 def _json_output(o: Any) -> Any:
@@ -194,10 +202,10 @@ def attempt(program: Program, eps: Fraction | None = None) -> Proof | NoProof:
     """Prove the composed level (at most ``eps`` when given), or say why not."""
     parts = [_part(program, outs) for outs in split(program)]
     reading = sum(1 for part in parts if part["inputs"])
-    how = combination(program, reading)
+    how = combination(program, [part["inputs"] for part in parts])
     if how is None:
-        return NoProof(f"the custom neighbour relation {program.neighbours.name} cannot be split over "
-                       f"{reading} independent parts", rule=RULE)
+        return NoProof(f"the custom neighbour relation {program.neighbours.name} is a predicate on whole inputs: "
+                       f"it does not apply to {reading} independent parts that read some of them", rule=RULE)
     classes: list[dict[str, Any]] = []
     levels: list[Ratio | Fraction] = []
     seen: dict[tuple, int] = {}

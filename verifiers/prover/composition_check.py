@@ -126,6 +126,8 @@ def _check(program: Program, proof: Proof) -> str | None:
     reading = sum(1 for part in parts if part["inputs"])
     nb = program.neighbours
     how = "max" if isinstance(nb, (OneDiffer, ReplaceOne)) else "product" if isinstance(nb, AllDiffer) else "single"
+    if how == "single" and reading and not any(part["inputs"] == list(range(program.domain.size)) for part in parts):
+        return f"a custom relation ({nb.name}) applies to whole inputs, and no part reads them all"
     if how == "single" and reading > 1:
         return f"a custom relation ({nb.name}) does not compose over {reading} parts"
     if ev["combine"] != how:
