@@ -138,3 +138,11 @@ def test_svt4_interval(capsys):
     code, out, _ = run(capsys, "search", "svt4")
     assert code == 0
     assert re.search(r"eps in \[0\.1746\d*, 0\.175\]", out), out
+
+
+def test_search_says_why_there_is_no_proof():
+    from hybrid.searcher.search import search
+
+    d = search(catalogue.get("isvt1_geom"), budget=Budget(samples=20_000)).to_json()
+    assert d["proof"] is None and d["eps_lower"] == "inf"
+    assert any("not eps-DP for any eps" in n["reason"] and n["rule"] == "composition" for n in d["no_proof"])

@@ -68,6 +68,8 @@ def print_search(r: dict[str, Any]) -> None:
         say(f"  testing alone: eps >= {lower_str(r['stat_interval'][0])} ({level}one-sided; not certified)")
     if r.get("eps_upper") is not None:
         say(interval_line(r))
+    for n in r.get("no_proof") or [] if not r.get("proof") else []:
+        say(f"  no proof by the {n['rule'] or 'prover'} rule: {n['reason']}" + (f" [{n['where']}]" if n["where"] else ""))
     if r.get("claimed_eps") is not None and r.get("refuted") is not None:
         verdict = "[red]refuted[/red]" if r["refuted"] else "not refuted"
         c.print(f"  claim eps = {r['claimed_eps']:g}: {verdict}")

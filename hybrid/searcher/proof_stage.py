@@ -4,10 +4,11 @@ Both pipelines (discrete and continuous) call :func:`prove_stage` after certifyi
 before the improve stage.  It runs :func:`verifiers.prover.prove.prove` on the program
 within ``budget.prove_time`` seconds (and the search's own deadline), and keeps the
 checker-confirmed proof on the search as ``s.proof`` with its sound float upper end as
-``s.proved_upper`` -- a value later stages may use (the continuous improve stage can stop
+``s.proved_upper`` (else each rule's reason in ``s.no_proof``) -- a value later stages may use (the continuous improve stage can stop
 once the certified lower bound meets it).  A time cut is reported in ``limits_hit``.
 
-:func:`attach` puts the proof into the result: ``proof`` (its JSON) and ``eps_upper``,
+:func:`attach` puts the proof into the result: ``proof`` (its JSON, else the reasons in
+``no_proof``, without their details) and ``eps_upper``,
 unless an exhaustive global check already gave an exact one (kept: it is at least as
 tight), and asserts the invariant ``eps_lower <= eps_upper``.
 """
@@ -36,6 +37,7 @@ def prove_stage(s: Search, program: Program) -> None:
     if isinstance(found, Proof):
         s.proof, s.proved_upper = found, found.eps_upper
         return
+    s.no_proof = found
     cut = [f"{n.rule}: {n.reason}" for n in found if "time budget" in n.reason]
     if cut:
         s.limits.append(f"proof stage: {'; '.join(cut)} (prove_time budget {s.budget.prove_time:g} s)")
@@ -44,6 +46,7 @@ def prove_stage(s: Search, program: Program) -> None:
 def attach(s: Search, result: SearchResult) -> SearchResult:
     """The proof and its upper bound on the result (see the module docstring)."""
     proof = s.proof
+    result.no_proof = [{k: v for k, v in n.to_json().items() if k != "details"} for n in s.no_proof]
     if result.eps_upper is not None:
         result.upper_source = "global verification"
     if proof is not None:
