@@ -132,8 +132,7 @@ def _check(program: Program, proof: Proof) -> str | None:
         return f"a custom relation ({nb.name}) does not compose over {reading} parts"
     if ev["combine"] != how:
         return f"{nb.name} neighbours compose by {how}, the proof says {ev['combine']}"
-    shapes: dict[int, Program] = {}
-    level: dict[int, Any] = {}
+    checked: dict[tuple, Any] = {}  # each distinct cut sub-program -> its level, established once
     total: Any = Fraction(1)
     sub_eps = Fraction(0)
     for k, part in enumerate(parts):
@@ -144,23 +143,22 @@ def _check(program: Program, proof: Proof) -> str | None:
             continue
         sub = _cut(program, list(part["outputs"]), list(part["inputs"]), sorted(members.get(k, ())))
         continuous = any(n.op in CONTINUOUS_NOISE for n in sub.nodes)
-        if c not in shapes:
-            shapes[c] = sub
-            if continuous != ("proof" in classes[c]):
-                return f"class {c}: a part {'with' if continuous else 'without'} continuous noise needs " + (
-                    "a proof by another rule" if continuous else "an exact sweep")
+        if continuous != ("proof" in classes[c]):
+            return f"part {k}: a part {'with' if continuous else 'without'} continuous noise needs " + (
+                "a proof by another rule" if continuous else "an exact sweep")
+        key = (sub.nodes, sub.outputs, sub.domain)
+        if key not in checked:  # parts of a class share this key, unless the cut orders constants apart
             r = _proved_level(sub, classes[c]) if continuous else _swept_level(sub)
             if isinstance(r, str):
                 return f"part {k}: {r}"
-            if not continuous and r != parse_ratio(classes[c]["ratio"]):
-                return f"class {c}: the re-sweep gives {ratio_str(r)}, the proof says {classes[c]['ratio']}"
-            level[c] = r
-        elif (sub.nodes, sub.outputs, sub.domain) != (shapes[c].nodes, shapes[c].outputs, shapes[c].domain):
-            return f"part {k} is not the same sub-program as the rest of class {c}"
+            checked[key] = r
+        r = checked[key]
+        if not continuous and r != parse_ratio(classes[c]["ratio"]):
+            return f"part {k}: the re-sweep gives {ratio_str(r)}, its class {c} says {classes[c]['ratio']}"
         if continuous:
-            sub_eps = sub_eps + level[c] if how == "product" else max(sub_eps, level[c])
+            sub_eps = sub_eps + r if how == "product" else max(sub_eps, r)
         else:
-            total = max(total, level[c]) if how != "product" else total * level[c]
+            total = max(total, r) if how != "product" else total * r
     if total != parse_ratio(ev["ratio"]) or Fraction(number_from_json(ev["sub_eps"])) != sub_eps:
         return f"the parts compose to {ratio_str(total)} and eps {sub_eps}, the proof says {ev['ratio']} and {ev['sub_eps']}"
     if proof.ratio is not None and (sub_eps != 0 or total != proof.ratio):
