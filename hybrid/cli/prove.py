@@ -59,13 +59,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(d: dict[str, Any], domain: str, eps: Any) -> None:
-    from hybrid.formats import eps_text, upper_str
+    from hybrid.formats import eps_text, proved_upper_str
 
     head = f"{d['mechanism']} {params_text(d['params'])}"
     if d["proved"]:
         p = d["proof"]
         exact = f"e^eps = {p['ratio']}, " if "ratio" in p else ""
-        print(f"{head}: {exact}eps <= {upper_str(p['eps_upper'])} proved for every input of {domain} "
+        print(f"{head}: {exact}eps <= {proved_upper_str(p['eps_upper'], p['eps'])} proved for every input of {domain} "
               f"by the {p['rule']} rule, confirmed by its independent checker")
         print(f"  {p['solver']}")
         if "written" in d:

@@ -79,5 +79,5 @@ def recheck(data: dict[str, Any], source: str) -> dict[str, Any]:
     program = mech.trace(**params)
     problem = importlib.import_module(RULES[proof.rule]).check(program, proof)
     return {"kind": "proof-check", "file": source, "mechanism": mech.name, "params": params_to_json(params),
-            "rule": proof.rule, "eps_upper": proof.eps_upper,
+            "rule": proof.rule, "eps": data.get("eps"), "eps_upper": proof.eps_upper,
             "ratio": data.get("ratio"), "confirmed": problem is None, "problem": problem}

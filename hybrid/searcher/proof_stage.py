@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from hybrid.searcher.state import Search, SearchResult
 from samplers.deadline import TimeLimitReached
+from samplers.errors import DPHybridError
 from samplers.lang.ir import Program
 
 
 def prove_stage(s: Search, program: Program) -> None:
     """Try the proof rules on ``program``; set ``s.proof`` and ``s.proved_upper`` (None without a proof)."""
-    from verifiers.prover.proof import Proof
+    from verifiers.prover.proof import NoProof, Proof
     from verifiers.prover.prove import prove
 
     s.proof, s.proved_upper = None, None
@@ -33,6 +34,9 @@ def prove_stage(s: Search, program: Program) -> None:
         found = prove(program, time_budget=s.budget.prove_time)
     except TimeLimitReached as e:  # the search's own deadline, outside any rule
         s.limits.append(f"proof stage stopped: {e}")
+        return
+    except DPHybridError as e:  # a limit inside a rule (memory, a solver): no proof, and why
+        s.no_proof = [NoProof(f"the prover stopped: {e}")]
         return
     if isinstance(found, Proof):
         s.proof, s.proved_upper = found, found.eps_upper

@@ -35,7 +35,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
-from samplers.errors import BudgetExceeded
+from samplers.errors import LimitExceeded
 from samplers.lang.builder import Builder, draws_randomness, replay
 from samplers.lang.domain import Domain
 from samplers.lang.ir import BOTTOM, CONTINUOUS_NOISE, Node, Program
@@ -148,7 +148,7 @@ def _level(sub: Program) -> tuple[Ratio, dict[str, Any]] | NoProof:
     name = choose(sub)
     try:
         g = get_backend(sub, name).global_epsilon()
-    except BudgetExceeded as e:
+    except LimitExceeded as e:  # a node budget, a memory limit
         return NoProof(f"the {name} backend stopped sweeping a part: {e}", rule=RULE)
     if not g.complete:
         return NoProof(f"the sweep of a part stopped before every neighbour pair: {g.stopped}", rule=RULE)
