@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import pytest
 
-from randprog import build, random_program
+from randprog import Prog, build, random_program
 from samplers import catalogue
 from samplers.lang import all_differ, custom, flip, ints, laplace, mechanism
 from verifiers.enumerate import Enumerator
@@ -132,6 +132,44 @@ def test_the_checker_rejects_parts_that_share_a_draw():
     split = [dict(one, outputs=[0], inputs=[0], draws=one["draws"][:1]), dict(one, outputs=[1], inputs=[1])]
     assert "both depend on" in composition.check(program, dataclasses.replace(
         p, evidence=p.evidence | {"parts": split}))
+
+
+def _shift(e, dx: int, dv: int):
+    """A randprog expression with input i read as i + dx and statement k as k + dv."""
+    if not isinstance(e, tuple):
+        return e
+    if e and e[0] == "x" and len(e) == 2:
+        return ("x", e[1] + dx)
+    if e and e[0] == "v" and len(e) == 2:
+        return ("v", e[1] + dv)
+    return tuple(_shift(f, dx, dv) for f in e)
+
+
+def _side_by_side(a: Prog, b: Prog) -> Prog:
+    """``a`` and ``b`` run on disjoint inputs and draws, their outputs concatenated (``a``'s relation)."""
+    return Prog(f"{a.name}+{b.name}", a.lo + b.lo, a.hi + b.hi, a.neighbours,
+                a.stmts + tuple(_shift(st, len(a.lo), len(a.stmts)) for st in b.stmts),
+                a.outputs + tuple(_shift(o, len(a.lo), len(a.stmts)) for o in b.outputs), True)
+
+
+def _finite(seed: int) -> Prog:
+    """The first random program from ``seed`` on whose level is finite and above 1 (its output reads its input)."""
+    while True:
+        prog = random_program(seed)
+        if len(prog.points()) <= 12 and 1 < Enumerator(build(prog).trace()).global_epsilon().ratio < math.inf:
+            return prog
+        seed += 1000
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_side_by_side_programs_compose_to_their_exact_level(seed):
+    """Two random programs on disjoint inputs: the proof is the enumerator's exact global level."""
+    program = build(_side_by_side(_finite(seed), _finite(seed + 500))).trace()
+    p = prove(program, rules=["composition"], time_budget=60)
+    assert isinstance(p, Proof), p
+    assert sum(1 for q in p.evidence["parts"] if q["inputs"]) >= 2
+    g = Enumerator(program).global_epsilon()
+    assert p.ratio == max(g.ratio, 1)
 
 
 @pytest.mark.parametrize("seed", range(40))
