@@ -146,3 +146,18 @@ def test_search_says_why_there_is_no_proof():
     d = search(catalogue.get("isvt1_geom"), budget=Budget(samples=20_000)).to_json()
     assert d["proof"] is None and d["eps_lower"] == "inf"
     assert any("not eps-DP for any eps" in n["reason"] and n["rule"] == "composition" for n in d["no_proof"])
+
+
+@pytest.mark.slow
+def test_a_statistical_result_can_carry_a_proved_upper():
+    """No backend handles a product of continuous noise, yet the composition rule proves the program."""
+    from hybrid.searcher.search import search
+    from samplers.lang import flip, ints, laplace, mechanism, one_differ
+
+    @mechanism(domain=ints(lo=0, hi=1, size=1), neighbours=one_differ)
+    def odd(x, *, lam="1/4"):
+        return (x[0] ^ flip(lam), laplace(1.0) * laplace(1.0))  # the second output reads no input
+
+    r = search(odd, budget=Budget(samples=20_000))
+    assert not r.certified and r.upper_source == "proof (composition rule)"
+    assert r.eps_upper == pytest.approx(math.log(3)) and r.eps_upper >= math.log(3)
