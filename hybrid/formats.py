@@ -96,6 +96,17 @@ def upper_str(v: Any, digits: int = 6) -> str:
     return _directed(v, digits, ROUND_CEILING)
 
 
+def proved_upper_str(upper: Any, exact_eps: Any = None, digits: int = 6) -> str:
+    """A proved upper bound for people: a proof's exact rational eps when its decimal ends
+    within ``digits`` places (``7/40`` as ``0.175``), else the float rounded up."""
+    if isinstance(exact_eps, str) and "/" in exact_eps or isinstance(exact_eps, Fraction):
+        q = Fraction(exact_eps)
+        scaled = q * 10**digits
+        if scaled.denominator == 1:
+            return format(Decimal(scaled.numerator).scaleb(-digits).normalize(), "f")
+    return upper_str(upper, digits)
+
+
 def witness_to_json(mechanism: str, params: Mapping[str, Any], x: Any, x_prime: Any, event: Any) -> dict[str, Any]:
     """``{mechanism, params, x, x_prime, event}``; the event is a list of outputs."""
     return {

@@ -32,6 +32,7 @@ from typing import Any, Mapping
 from hybrid.formats import output_to_json, value_to_json
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.searcher.budget import Budget
+from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.state import Candidate, Progress, SearchResult, finish, Search
 from hybrid.searcher.statistical import confidence_of, one_sided, uncertified
 from samplers import catalogue, deadline
@@ -129,6 +130,8 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
         else:  # a feature event is a predicate: weighing it lists every output
             proposed["note"] = (f"event not weighed: up to {program.output_space} outputs; "
                                 "the pair's exact level is certified instead")
+    clock.stage("prove")
+    prove_stage(s, program)
     clock.stage("improve")
     best = s.improve(exact, cands[0])
     clock.stage("bisect")
@@ -166,6 +169,7 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
     )
     if proposed is not None:
         result.candidates.insert(0, {"proposed_by": "statdp", **proposed})
+    attach(s, result)
     if s.claimed is not None:
         result.refuted = lower > s.claimed
     length = _length_param(mech)
@@ -222,7 +226,8 @@ def _grow(s: Search, mech: Mechanism, program: Program, length: str, result: Sea
         if low > s.claimed:
             result.eps_lower, result.ratio, result.refuted = low, best.ratio, True
             result.bracket = [low, eps_upper(best.ratio)]
-            result.eps_upper, result.proved_dp = None, False  # the global check covered a shorter length
+            # the global check and any proof covered a shorter length
+            result.eps_upper, result.proved_dp, result.upper_source = None, False, None
             result.witness = s._witness(prog, best.pair, [best.output])
             result.note = _refuted_at(s.claimed, length, n)
             return

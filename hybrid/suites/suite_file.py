@@ -39,7 +39,7 @@ from samplers import catalogue
 from samplers.errors import DPHybridError
 from verifiers.ratio import parse_ratio
 
-BUILTIN = ("discrete", "statdp", "dpsniper")
+BUILTIN = ("discrete", "statdp", "dpsniper", "checkdp")
 DEFAULT_PRECISION = 1e-3
 DEFAULT_BUDGET = 600.0  # seconds: a safety limit per entry
 MAX_PRECISION = 1.0  # a wider bracket says nothing about epsilon
