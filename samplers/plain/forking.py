@@ -85,6 +85,12 @@ class Driver:
             self._draws[full] = make()
         return self._draws[full]
 
+    def replay_current(self, run: Callable[[], Any]) -> Any:
+        """Run ``run`` again on the path just taken (same decisions, same draws)."""
+        self._replay = list(self._decisions)
+        self._decisions, self._decided, self._draw_count = [], {}, 0
+        return run()
+
     def explore(self, run: Callable[[], Any], what: str) -> list[Path]:
         """Every path of ``run`` (re-run once per path), depth first."""
         paths: list[Path] = []

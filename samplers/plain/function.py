@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from samplers.errors import LanguageError, ParameterError
+from samplers.errors import LanguageError, ParameterError, UntraceableError
 from samplers.lang.builder import Builder
 from samplers.lang.domain import ints
 from samplers.lang.exact import exact
@@ -26,8 +26,8 @@ from samplers.lang.neighbours import Neighbours, all_differ, one_differ, replace
 from samplers.lang.trace import lift, tracing
 from samplers.plain.forking import MAX_PATHS, Driver
 from samplers.plain.generator import RecordingGenerator
-from samplers.plain.paths_to_ir import merge
-from samplers.plain.site import located
+from samplers.plain.paths_to_ir import check_result, merge
+from samplers.plain.site import located, return_line
 from samplers.plain.symbolic import Noisy, SymArray
 
 DEFAULT_EPSILON = 0.1
@@ -122,11 +122,20 @@ class PlainMechanism(Mechanism):
         driver = Driver(b, self.max_paths)
         queries = [Noisy(b.input(i, lo, hi)) for i, (lo, hi) in enumerate(zip(domain.lo, domain.hi))]
 
-        def run() -> Any:
+        def call() -> Any:
             try:
                 return self.fn(RecordingGenerator(driver), SymArray(queries), **params)
             except LanguageError as e:
                 raise located(e) from None
+
+        def run() -> Any:
+            result = call()
+            try:
+                check_result(result, self.name)
+            except UntraceableError as e:  # point at the return statement: run the path again, watching it
+                line = return_line(self.fn, lambda: driver.replay_current(call))
+                raise UntraceableError(str(e), site=line, operation=e.operation) from None
+            return result
 
         with tracing(b):
             paths = driver.explore(run, self.name)

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from samplers.errors import UntraceableError
 from samplers.lang import trace as lang
 from samplers.lang.ir import BOTTOM
 from samplers.lang.trace import Sym
@@ -32,8 +33,15 @@ def _component(v: Any, name: str) -> Any:
         return BOTTOM
     if isinstance(v, Sym) or isinstance(v, (int, float)):  # bool is an int: True -> 1
         return int(v) if isinstance(v, bool) else v
-    raise untraceable(f"{name} returns a {type(v).__name__} ({v!r}); outputs are numbers, bools, None, "
-                      "or a flat list / tuple / array of them", "return")
+    raise UntraceableError(f"{name} returns a {type(v).__name__}; outputs are numbers, bools, None, "
+                           "or a flat list / tuple / array of them", operation="return")
+
+
+def check_result(result: Any, name: str) -> None:
+    """Raise UntraceableError (without a site yet) if ``result`` is not an output code may return."""
+    flat = _flat(result, name)
+    if flat is None:
+        _component(result, name)
 
 
 def _flat(result: Any, name: str) -> list | None:

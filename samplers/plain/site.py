@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from types import FrameType, TracebackType
+from typing import Any, Callable
 
 import numpy
 
@@ -59,3 +60,21 @@ def located(e: LanguageError) -> UntraceableError:
     if isinstance(e, UntraceableError):
         return e
     return UntraceableError(str(e), site=traceback_site(e.__traceback__), operation="language")
+
+
+def return_line(fn: Callable[..., Any], run: Callable[[], Any]) -> str:
+    """``file:line`` of the statement by which ``fn`` returns when ``run()`` calls it (watched by a profiler)."""
+    code = getattr(fn, "__code__", None)
+    seen: list[str] = []
+
+    def watch(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "return" and frame.f_code is code:
+            seen.append(_describe(code.co_filename, frame.f_lineno))
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        run()
+    finally:
+        sys.setprofile(previous)
+    return seen[-1] if seen else ""
