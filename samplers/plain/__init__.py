@@ -17,12 +17,22 @@ symbolic numbers and arrays follow numpy's protocols (:mod:`~samplers.plain.symb
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from samplers.errors import TooManyPaths, UntraceableError
-from samplers.plain.forking import MAX_PATHS
-from samplers.plain.function import NEIGHBOURS, PlainMechanism, neighbours_named, statdp
 from samplers.plain.load import is_function_spec, load_function
+
+_FUNCTION = "samplers.plain.function"
+_EXPORTS = {"MAX_PATHS": "samplers.plain.forking", "PlainMechanism": _FUNCTION, "neighbours_named": _FUNCTION,
+            "statdp": _FUNCTION, "TooManyPaths": "samplers.errors", "UntraceableError": "samplers.errors"}
+
+
+def __getattr__(name: str) -> Any:  # numpy and the tracer load on first use: the CLI parser stays light
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'samplers.plain' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
 
 
 def resolve(name: str, **settings: Any) -> Any:
@@ -31,12 +41,29 @@ def resolve(name: str, **settings: Any) -> Any:
     ``settings`` (``size``, ``domain``, ``neighbours``) apply to functions only; None keeps the default.
     """
     from samplers import catalogue
+    from samplers.plain.function import statdp
 
     if not is_function_spec(name):
         return catalogue.get(name)
     given = {k: v for k, v in settings.items() if v is not None}
-    return statdp(load_function(name), name=name.rpartition(":")[2], **given)
+    return statdp(load_function(name), name=name, **given)
 
 
-__all__ = ["MAX_PATHS", "NEIGHBOURS", "PlainMechanism", "TooManyPaths", "UntraceableError", "is_function_spec",
+def as_mechanism(mech: Any) -> Any:
+    """What the entry points accept, as a Mechanism or Program: a name or spec (:func:`resolve`), a
+    Mechanism or traced Program (unchanged), or a plain function in StatDP's contract (:func:`statdp`)."""
+    from samplers.lang.ir import Program
+    from samplers.lang.mechanism import Mechanism
+    from samplers.plain.function import statdp
+
+    if isinstance(mech, str):
+        return resolve(mech)
+    if isinstance(mech, (Mechanism, Program)):
+        return mech
+    if callable(mech):
+        return statdp(mech)
+    raise TypeError(f"not a mechanism, a mechanism name or a function: {mech!r}")
+
+
+__all__ = ["MAX_PATHS", "PlainMechanism", "TooManyPaths", "UntraceableError", "as_mechanism", "is_function_spec",
            "load_function", "neighbours_named", "resolve", "statdp"]

@@ -16,13 +16,15 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
+from samplers.blackbox import PerCallBlackBox
 from samplers.errors import LanguageError, ParameterError, UntraceableError
 from samplers.lang.builder import Builder
 from samplers.lang.domain import ints
 from samplers.lang.exact import exact
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism, coerce_param
-from samplers.lang.neighbours import Neighbours, all_differ, one_differ, replace_one
+from samplers.lang.neighbours import BY_NAME as NEIGHBOURS
+from samplers.lang.neighbours import Neighbours
 from samplers.lang.trace import lift, tracing
 from samplers.plain.forking import MAX_PATHS, Driver
 from samplers.plain.generator import RecordingGenerator
@@ -33,7 +35,6 @@ from samplers.plain.symbolic import Noisy, SymArray
 DEFAULT_EPSILON = 0.1
 DEFAULT_SIZE = 5  # StatDP's first input length
 DEFAULT_DOMAIN = (-10, 10)
-NEIGHBOURS = {"all_differ": all_differ, "one_differ": one_differ, "replace_one": replace_one}
 _REQUIRED = object()
 
 
@@ -77,7 +78,9 @@ class PlainMechanism(Mechanism):
             raise ParameterError(f"the queries' domain must be integers lo..hi with lo <= hi and size >= 1, "
                                  f"got {lo}..{hi} of size {size}")
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "mechanism")
+        # the name says where the function lives (module:function), which resolve() reads back;
+        # a bare "svt" could be mistaken for a catalogue alias when a witness is certified later
+        self.name = name or f"{getattr(fn, '__module__', None) or '__main__'}:{getattr(fn, '__qualname__', 'mechanism')}"
         self.aliases = ()
         self.doc = inspect.getdoc(fn) or ""
         self.defaults = {}
@@ -115,6 +118,12 @@ class PlainMechanism(Mechanism):
         for k in unknown:
             out[k] = _text_value(overrides[k])
         return out
+
+    def black_box(self, **params: Any) -> PerCallBlackBox:
+        """The function run as it is, once per output with numpy's generator: statistical testing only."""
+        fn, p = self.fn, dict(params)
+        return PerCallBlackBox(lambda x, rng: fn(rng, x, **p), domain=self.domain_spec.resolve(p),
+                               neighbours=self.neighbours_spec, name=self.name, params=p)
 
     def _trace(self, params: dict[str, Any]) -> Program:
         domain = self.domain_spec.resolve(params)

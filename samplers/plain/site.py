@@ -26,7 +26,10 @@ def _foreign(filename: str) -> bool:
 
 
 def _describe(filename: str, line: int) -> str:
-    return f"{os.path.relpath(filename) if not filename.startswith('<') else filename}:{line}"
+    if not filename.startswith("<"):
+        rel = os.path.relpath(filename)
+        filename = filename if rel.startswith(os.pardir) else rel
+    return f"{filename}:{line}"
 
 
 def current_site() -> str:
