@@ -121,3 +121,21 @@ def test_too_many_paths_is_a_limit_not_a_guess():
     with pytest.raises(TooManyPaths, match="more than 8 paths"):
         statdp(many_paths, size=4, max_paths=8).trace()
     assert statdp(many_paths, size=3, max_paths=8).trace()._meta["paths"] == 8
+
+
+def global_generator(prng, queries, epsilon):
+    return queries[0] + np.random.laplace(scale=1 / epsilon)  # noise the tracer cannot see
+
+
+CALLS = []
+
+
+def counter_kept(prng, queries, epsilon):
+    CALLS.append(1)
+    return queries[0] + len(CALLS)
+
+
+@pytest.mark.parametrize("fn", [global_generator, counter_kept])
+def test_hidden_randomness_or_state_is_caught_by_running_a_path_twice(fn):
+    with pytest.raises(UntraceableError, match="returned something else when run again"):
+        statdp(fn, size=1).trace()

@@ -87,9 +87,18 @@ class Driver:
 
     def replay_current(self, run: Callable[[], Any]) -> Any:
         """Run ``run`` again on the path just taken (same decisions, same draws)."""
-        self._replay = list(self._decisions)
+        return self.replay(Path(tuple(self._decisions), None), run)
+
+    def replay(self, path: Path, run: Callable[[], Any]) -> Any:
+        """Run ``run`` again on ``path``: the same decisions, so the same nodes if the function is deterministic."""
+        self._replay = list(path.decisions)
         self._decisions, self._decided, self._draw_count = [], {}, 0
-        return run()
+        with driving(self):
+            result = run()
+        if tuple(self._decisions) != path.decisions:
+            raise untraceable("the function branched differently when re-run on the same path; "
+                              "does it use randomness other than prng, or state kept between calls?", "branch")
+        return result
 
     def explore(self, run: Callable[[], Any], what: str) -> list[Path]:
         """Every path of ``run`` (re-run once per path), depth first."""

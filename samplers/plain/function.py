@@ -28,7 +28,7 @@ from samplers.lang.neighbours import Neighbours
 from samplers.lang.trace import lift, tracing
 from samplers.plain.forking import MAX_PATHS, Driver
 from samplers.plain.generator import RecordingGenerator
-from samplers.plain.paths_to_ir import check_result, merge
+from samplers.plain.paths_to_ir import check_result, merge, signature
 from samplers.plain.site import located, return_line
 from samplers.plain.symbolic import Noisy, SymArray
 
@@ -148,6 +148,10 @@ class PlainMechanism(Mechanism):
 
         with tracing(b):
             paths = driver.explore(run, self.name)
+            if signature(driver.replay(paths[0], call)) != signature(paths[0].result):
+                raise UntraceableError(f"{self.name} returned something else when run again on the same path: "
+                                       "it uses randomness other than prng (np.random, random) or state kept "
+                                       "between calls, which tracing cannot see", operation="determinism")
             values, tuple_output = merge(paths, self.name)
             outs = [lift(v, isinstance(v, float)) for v in values]
         try:

@@ -53,6 +53,14 @@ def _flat(result: Any, name: str) -> list | None:
     return None
 
 
+def signature(result: Any) -> Any:
+    """What a run returned, comparable between runs: symbolic values by node, the rest by value."""
+    if isinstance(result, _SEQUENCES) and not (isinstance(result, np.ndarray) and result.ndim == 0):
+        return tuple(signature(v) for v in result)
+    v = scalar(result)
+    return ("node", v.id) if isinstance(v, Sym) else (type(v).__name__, v)
+
+
 def merge(paths: Sequence[Path], name: str) -> tuple[list[Any], bool]:
     """The output values (Syms or constants) of the whole tree, and whether the output is a tuple."""
     flats = [_flat(p.result, name) for p in paths]
