@@ -65,7 +65,15 @@ def early_stop(prng, queries, epsilon):
     return out
 
 
+def int_of_comparisons(prng, queries, epsilon):
+    count = 0
+    for q in queries:
+        count += int(q + prng.integers(0, 2) > 1)
+    return count, float(queries[0] > 0)
+
+
 CASES = [
+    (int_of_comparisons, (0, 2), 2, "all_differ"),
     (randomized_response, (0, 1), 2, "replace_one"),
     (first_head, (0, 2), 1, "one_differ"),
     (truncated_geometric, (0, 3), 1, "one_differ"),

@@ -5,7 +5,7 @@ behaves like a number: its operators go through numpy's ufunc protocol (so a num
 scalar or array on either side dispatches here too), and ``bool()`` of it -- an ``if`` or
 ``while`` on a comparison -- forks the trace (:mod:`samplers.plain.forking`).  Turning
 it into a Python ``float``/``int`` (which would lose the randomness) is refused with the
-user's line.
+user's line, except for a 0/1 value (a comparison), which forks like ``bool()``.
 
 :class:`SymArray` is a one-dimensional array of such values and plain numbers, with the
 ndarray methods mechanism code uses (``argmax``, ``max``, ``sum``, ``cumsum``, ``clip``,
@@ -44,10 +44,14 @@ class Noisy(NDArrayOperatorsMixin, Sym):
         return current().decide(cond.id)
 
     def __float__(self) -> float:
+        if self.node.is_bool:  # float(q > t): 0.0 or 1.0, one path each
+            return float(bool(self))
         raise untraceable("a symbolic value (noise or a query) is converted to a Python float, which would "
                           "fix its value; keep it in arithmetic and comparisons", "float()")
 
     def __int__(self) -> int:
+        if self.node.is_bool:  # int(q > t), count += int(...): 0 or 1, one path each
+            return int(bool(self))
         raise untraceable("a symbolic value is converted to a Python int (int(), a range() bound, a list index "
                           "or a loop count); loop bounds and indices must not depend on noise or queries", "int()")
 
