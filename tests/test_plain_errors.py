@@ -43,7 +43,7 @@ def noisy_index(prng, queries, epsilon):
 
 
 def dtype_float(prng, queries, epsilon):
-    return np.asarray(queries, dtype=np.float64) + 1.0  # MARK
+    return np.asarray(queries, dtype=np.float32) + 1.0  # MARK
 
 
 def unknown_generator_method(prng, queries, epsilon):
@@ -91,7 +91,7 @@ CASES = [
     (unknown_ufunc, UntraceableError, "np.exp"),
     (unknown_function, UntraceableError, "np.sort"),
     (noisy_index, UntraceableError, "indexed by a symbolic value"),
-    (dtype_float, UntraceableError, "dtype"),
+    (dtype_float, UntraceableError, "dtype=float32"),
     (unknown_generator_method, UntraceableError, "prng.uniform"),
     (random_twice, UntraceableError, "second comparison"),
     (inexact_division, UntraceableError, "power of two"),

@@ -72,7 +72,24 @@ def int_of_comparisons(prng, queries, epsilon):
     return count, float(queries[0] > 0)
 
 
+def statdp_idioms(prng, queries, epsilon):
+    """Idioms of StatDP's own algorithms: float64 arrays, list.count, zip_longest, int(len / 2)."""
+    from itertools import zip_longest
+
+    values = np.asarray(queries, dtype=np.float64)
+    out = []
+    for v in values:
+        if v + prng.integers(-1, 2) >= 1:
+            out.append(True)
+            break
+        out.append(False)
+    half = int(len(queries) / 2)
+    wrong = sum(a != b for a, b in zip_longest((i < half for i in range(len(queries))), out))
+    return out.count(False), wrong
+
+
 CASES = [
+    (statdp_idioms, (0, 1), 3, "all_differ"),
     (int_of_comparisons, (0, 2), 2, "all_differ"),
     (randomized_response, (0, 1), 2, "replace_one"),
     (first_head, (0, 2), 1, "one_differ"),

@@ -10,7 +10,7 @@ import numpy as np
 
 def noisy_max_laplace(prng, queries, epsilon):
     """Report noisy max, Laplace noise, the index (twin: report_noisy_max1); epsilon-DP."""
-    noisy = np.asarray(queries) + prng.laplace(scale=2.0 / epsilon, size=len(queries))
+    noisy = np.asarray(queries, dtype=np.float64) + prng.laplace(scale=2.0 / epsilon, size=len(queries))
     return noisy.argmax()
 
 
@@ -28,7 +28,7 @@ def noisy_max_laplace_value(prng, queries, epsilon):
 
 def noisy_max_exponential_value(prng, queries, epsilon):
     """Noisy max releasing the value, exponential noise (twin: report_noisy_max4); not DP."""
-    noisy = np.asarray(queries) + prng.exponential(scale=2.0 / epsilon, size=len(queries))
+    noisy = np.array(queries, dtype=float) + prng.exponential(scale=2.0 / epsilon, size=len(queries))
     return np.max(noisy)
 
 

@@ -26,6 +26,7 @@ from samplers.lang.mechanism import Mechanism, coerce_param
 from samplers.lang.neighbours import BY_NAME as NEIGHBOURS
 from samplers.lang.neighbours import Neighbours
 from samplers.lang.trace import lift, tracing
+from samplers.plain.conversions import converting
 from samplers.plain.forking import MAX_PATHS, Driver
 from samplers.plain.generator import RecordingGenerator
 from samplers.plain.paths_to_ir import check_result, merge, signature
@@ -146,7 +147,7 @@ class PlainMechanism(Mechanism):
                 raise UntraceableError(str(e), site=line, operation=e.operation) from None
             return result
 
-        with tracing(b):
+        with tracing(b), converting():
             paths = driver.explore(run, self.name)
             if signature(driver.replay(paths[0], call)) != signature(paths[0].result):
                 raise UntraceableError(f"{self.name} returned something else when run again on the same path: "
