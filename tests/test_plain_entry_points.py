@@ -108,3 +108,18 @@ def test_catalogue_entries_refuse_plain_inputs(folder):
     (folder / "suite.toml").write_text('[[entry]]\nmechanism = "rr"\nsize = 3\n')
     with pytest.raises(SuiteError, match="size applies to a file.py:alg"):
         load_suite(str(folder / "suite.toml"))
+
+
+def test_verify_compile_and_testers_take_the_function():
+    from hybrid.testers.testing import statdp_test
+    from samplers.compile import compile_sampler
+    from samplers.plain import statdp
+    from verifiers.verify import verify
+
+    def rr(prng, queries, epsilon, p=0.75):
+        return [q if prng.random() < p else 1 - q for q in queries]
+
+    mech = statdp(rr, size=1, domain=(0, 1), neighbours="replace_one")
+    assert str(verify(mech).result.ratio) == "3"
+    assert compile_sampler(mech, p=0.5).sample((1,), 100, 0).shape == (100, 1)
+    assert statdp_test(mech, 0.5, samples=20_000, seed=0).extra["violation"] is True  # true eps ln 3

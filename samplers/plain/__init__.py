@@ -65,5 +65,18 @@ def as_mechanism(mech: Any) -> Any:
     raise TypeError(f"not a mechanism, a mechanism name or a function: {mech!r}")
 
 
-__all__ = ["MAX_PATHS", "PlainMechanism", "TooManyPaths", "UntraceableError", "as_mechanism", "is_function_spec",
+def as_program(mech: Any, **params: Any) -> Any:
+    """A traced Program from anything :func:`as_mechanism` takes (``params`` for the tracing)."""
+    from samplers.errors import ParameterError
+    from samplers.lang.ir import Program
+
+    mech = as_mechanism(mech)
+    if isinstance(mech, Program):
+        if params:
+            raise ParameterError("parameters cannot be given with an already traced program")
+        return mech
+    return mech.trace(**params)
+
+
+__all__ = ["MAX_PATHS", "as_program", "PlainMechanism", "TooManyPaths", "UntraceableError", "as_mechanism", "is_function_spec",
            "load_function", "neighbours_named", "resolve", "statdp"]
