@@ -30,6 +30,7 @@ from samplers.deadline import TimeLimitReached
 from samplers.errors import BudgetExceeded, DomainError
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
+from samplers.plain import as_program
 from verifiers.backends import get_backend
 from verifiers.base import GlobalEpsilon
 from verifiers.epsilon import Bisection, bisect_epsilon, compare_exp, exceeds_exp, within_exp
@@ -80,9 +81,11 @@ def enclosed_within(r: Any, eps: float) -> bool | None:
     return None
 
 
-def verify(program: Program, *, backend: str = "auto", eps: float | None = None,
+def verify(program: Program | Any, *, backend: str = "auto", eps: float | None = None,
            precision: float | None = None, **options: Any) -> Verification:
-    """Exact global verification of ``program`` (see the module docstring)."""
+    """Exact global verification of ``program`` (see the module docstring); a mechanism or a
+    plain function in StatDP's contract is traced first (:func:`samplers.plain.as_program`)."""
+    program = as_program(program)
     t0 = time.perf_counter()
     be = get_backend(program, backend, **options)
     out = Verification(program, be.name, eps=eps)

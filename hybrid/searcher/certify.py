@@ -39,7 +39,7 @@ from hybrid.testers.event_json import event_from_json
 from hybrid.testers.events import Event, Product, SetEvent, Threshold
 from hybrid.testers.features import IDENTITY, Feature
 from hybrid.formats import eps_value, output_from_json, output_to_json, params_to_json, value_to_json
-from samplers import catalogue
+from samplers.plain import resolve as resolve_mechanism
 from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.exact import fraction_str
 from samplers.lang.mechanism import Mechanism
@@ -157,7 +157,7 @@ class EnclosedCertificate:
 def _mechanism(name: Any) -> Mechanism:
     if not isinstance(name, str):
         raise WitnessFileError(f"the mechanism must be a name, got {short_repr(name)}")
-    return catalogue.get(name)
+    return resolve_mechanism(name)  # a catalogue name, or a plain function's module:alg / file.py:alg
 
 
 def _coordinate(a: Any) -> int:

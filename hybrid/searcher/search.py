@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 
 from hybrid.formats import output_to_json, value_to_json
@@ -35,9 +35,10 @@ from hybrid.searcher.budget import Budget
 from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.state import Candidate, Progress, SearchResult, finish, Search
 from hybrid.searcher.statistical import confidence_of, one_sided, uncertified
-from samplers import catalogue, deadline
+from samplers import deadline
 from samplers.deadline import TimeLimitReached
 from samplers.errors import BudgetExceeded, ParameterError
+from samplers.plain import as_mechanism
 from samplers.seed import check_seed
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
@@ -57,7 +58,7 @@ def _length_param(mech: Mechanism | None) -> str | None:
 
 
 def search(
-    mech: Mechanism | Program | str,
+    mech: Mechanism | Program | str | Callable[..., Any],
     params: Mapping[str, Any] | None = None,
     *,
     precision: float = 1e-3,
@@ -81,8 +82,7 @@ def search(
     if claimed_eps is not None and not 0 <= claimed_eps < INF:
         raise ParameterError(f"claimed eps must be a finite non-negative number, got {claimed_eps}")
     check_seed(seed)
-    if isinstance(mech, str):
-        mech = catalogue.get(mech)
+    mech = as_mechanism(mech)
     budget = budget or Budget()
     if time_budget is not None:
         budget.time = float(time_budget)

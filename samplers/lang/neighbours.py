@@ -108,6 +108,9 @@ all_differ = AllDiffer()
 replace_one = ReplaceOne()
 
 
+BY_NAME: dict[str, Neighbours] = {"all_differ": all_differ, "one_differ": one_differ, "replace_one": replace_one}
+
+
 def custom(pred: Callable[[Point, Point], bool], name: str = "custom") -> Custom:
     """A neighbour relation given by a predicate on pairs of inputs."""
     return Custom(pred, name)
