@@ -17,7 +17,8 @@ from hybrid.cli import main
 from hybrid.formats import lower_str, output_from_json, output_to_json, upper_str
 from samplers import catalogue
 from samplers.errors import DPHybridError, LanguageError
-from samplers.lang import BOTTOM, all_differ, argmax, clamp, flip, ints, ite, mechanism, replace_one, two_sided_geometric
+from samplers.lang import (BOTTOM, all_differ, argmax, clamp, custom, flip, ints, ite, mechanism, replace_one,
+                           two_sided_geometric)
 from samplers.lang.ir import BOTTOM_CODE
 from verifiers.backends import get_backend
 from verifiers.epsilon import exceeds_exp, within_exp
@@ -178,3 +179,20 @@ def test_search_prints_a_rounded_down_lower_bound(capsys):
     assert main(["search", "noisy_max_geom_value", "-p", "m=3", "--samples", "200000"]) == 0
     out = capsys.readouterr().out
     assert "eps >= 2.079441" in out and "2.079442" not in out.split("best pair")[0]
+
+
+@mechanism(domain=ints(lo=0, hi=1, size=1), neighbours=custom(lambda a, b: b[0] == a[0] - 1, "down"))
+def one_way(x):
+    return ite(x[0] == 1, flip("1/10"), flip("1/2"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_one_way_custom_predicate_is_compared_both_ways(backend):
+    """x = 0 and x = 1 are neighbours whichever way the predicate is written: the worse
+    direction P(1|0) / P(1|1) = (1/2) / (1/10) = 5 (by hand) bounds the level.  Only the
+    predicate's own direction (level 9/5) was swept, and 1-DP was proved (e^1 < 5)."""
+    from verifiers.verify import verify
+
+    assert one_way.trace().neighbours.contains((0,), (1,))
+    v = verify(one_way.trace(), backend=backend, eps=1.0)
+    assert v.result.ratio == 5 and v.proved_dp is False
