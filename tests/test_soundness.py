@@ -196,3 +196,20 @@ def test_a_one_way_custom_predicate_is_compared_both_ways(backend):
     assert one_way.trace().neighbours.contains((0,), (1,))
     v = verify(one_way.trace(), backend=backend, eps=1.0)
     assert v.result.ratio == 5 and v.proved_dp is False
+
+
+@pytest.mark.parametrize("mech, params, x, xp, event", [
+    ("trunc_geom", {"m": 2, "a": "1/2"}, [0], [1], {"feature": {"kind": "identity"}, "in": [0.5]}),
+    ("above_threshold_geom", {"L": 2}, [1, 1], [2, 2], {"feature": {"kind": "component", "index": 0}, "in": [0.5]}),
+    ("above_threshold_geom", {"L": 2}, [1, 1], [2, 2], {"feature": {"kind": "identity"}, "in": [[0, 0.5]]}),
+])
+def test_a_set_event_of_non_integers_is_empty_on_integer_outputs(mech, params, x, xp, event):
+    """Integer outputs never equal 0.5, so the event is empty and its ratio 0/0 (by hand).
+    The value was cast to an integer (0.5 -> 0): "output in {0.5}" was certified with
+    ratio 2 and a violation of 0.5-DP on trunc_geom."""
+    from hybrid.searcher.certify import certify, parse_witnesses
+
+    w, = parse_witnesses({"mechanism": mech, "params": params, "x": x, "x_prime": xp, "event": event,
+                          "claimed_eps": 0.5})
+    c = certify(w)
+    assert (c.p_x, c.p_x_prime, c.violation_holds) == (0, 0, False)

@@ -60,6 +60,34 @@ class Event:
         raise NotImplementedError
 
 
+def _representable(code: Any, dtype: np.dtype) -> bool:
+    """Whether every entry of an event value is exactly a value of a ``dtype`` array.
+
+    A value that is not (0.5 among integer outputs) equals no sample: casting it would
+    make the event {0.5} hold on output 0 and certify a ratio for an impossible event.
+    """
+    for x in code if isinstance(code, tuple) else (code,):
+        if not isinstance(x, (int, float, np.integer, np.floating)):
+            continue  # not a number: left to numpy, as before
+        if np.issubdtype(dtype, np.integer):
+            info = np.iinfo(dtype)
+            if isinstance(x, (float, np.floating)) and not float(x).is_integer():
+                return False
+            if not info.min <= x <= info.max:
+                return False
+        elif isinstance(x, (int, np.integer)) and not _float_holds(int(x)):
+            return False
+    return True
+
+
+def _float_holds(n: int) -> bool:
+    """Whether the integer ``n`` is exactly a float64."""
+    try:
+        return float(n) == n
+    except OverflowError:
+        return False
+
+
 @dataclass(frozen=True, eq=False)
 class SetEvent(Event):
     feature: Feature
@@ -67,9 +95,12 @@ class SetEvent(Event):
 
     def mask(self, samples: np.ndarray) -> np.ndarray:
         v = self.feature(samples)
+        kept = [c for c in map(to_code, self.values) if _representable(c, v.dtype)]
+        if not kept:
+            return np.zeros(len(v), dtype=bool)
         if v.ndim == 1:
-            return np.isin(v, np.asarray([to_code(e) for e in self.values], dtype=v.dtype))
-        rows = np.asarray([to_code(e) for e in self.values], dtype=np.int64).reshape(len(self.values), v.shape[1])
+            return np.isin(v, np.asarray(kept, dtype=v.dtype))
+        rows = np.asarray(kept, dtype=v.dtype).reshape(len(kept), v.shape[1])
         keys, want = row_keys(v), row_keys(rows)
         order = np.argsort(want)
         pos = np.searchsorted(want[order], keys).clip(0, len(want) - 1)
