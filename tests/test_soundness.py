@@ -213,3 +213,15 @@ def test_a_set_event_of_non_integers_is_empty_on_integer_outputs(mech, params, x
                           "claimed_eps": 0.5})
     c = certify(w)
     assert (c.p_x, c.p_x_prime, c.violation_holds) == (0, 0, False)
+
+
+@pytest.mark.parametrize("feature", [{"kind": "hamming", "reference": [0.5, 0]}, {"kind": "component", "index": 0.5}])
+def test_a_feature_with_a_fractional_integer_field_is_refused(feature):
+    """``int()`` truncated these to [0, 0] and index 0: the certificate weighed another event
+    than the one its witness states (the Hamming distance to [0.5, 0] is at least 1 on
+    integer outputs, so "distance < 1" is empty, yet it was certified non-empty)."""
+    from hybrid.searcher.certify import WitnessFileError, parse_witnesses
+
+    with pytest.raises(WitnessFileError):
+        parse_witnesses({"mechanism": "above_threshold_geom", "params": {"L": 2}, "x": [1, 1], "x_prime": [2, 2],
+                         "event": {"feature": feature, "below": 1}})

@@ -67,6 +67,15 @@ def _regular(samples: np.ndarray, codes: tuple[float, ...]) -> np.ndarray:
     return ok
 
 
+def _integer(v: Any) -> int:
+    """An integer from JSON; ``int()`` would truncate 0.5 to 0 and change the event the file states."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise ValueError(f"{v!r} is not an integer")
+    return v
+
+
 @dataclass(frozen=True)
 class Feature:
     """A named post-processing: ``kind`` selects the map, the other fields parametrise it."""
@@ -152,11 +161,11 @@ class Feature:
         try:
             kind = d["kind"]
             if kind == "component":
-                return Feature(kind, index=int(d["index"]))
+                return Feature(kind, index=_integer(d["index"]))
             if kind == "count":
                 return Feature(kind, value=d["value"])
             if kind == "hamming":
-                return Feature(kind, reference=tuple(int(v) for v in d["reference"]))
+                return Feature(kind, reference=tuple(_integer(v) for v in d["reference"]))
             if kind in ("sum", "max", "min", "skeleton"):
                 return Feature(kind, codes=tuple(float(c) for c in d.get("codes", ())))
             if kind == "linear":
