@@ -225,3 +225,15 @@ def test_a_feature_with_a_fractional_integer_field_is_refused(feature):
     with pytest.raises(WitnessFileError):
         parse_witnesses({"mechanism": "above_threshold_geom", "params": {"L": 2}, "x": [1, 1], "x_prime": [2, 2],
                          "event": {"feature": feature, "below": 1}})
+
+
+def test_a_certificate_claims_no_upper_bound_on_eps():
+    """One event's ratio bounds eps from below only: trunc_geom's event {1} has ratio
+    P(1|0)/P(1|1) = (1/6)/(1/3) = 1/2 (by hand), while the level is 2.  Its certificate
+    said eps_upper = 0, a key the contract reserves for complete sweeps."""
+    from hybrid.searcher.certify import certify, parse_witnesses
+
+    w, = parse_witnesses({"mechanism": "trunc_geom", "params": {"m": 2, "a": "1/2"}, "x": [0], "x_prime": [1],
+                          "event": [1]})
+    d = certify(w).to_json()
+    assert d["ratio"] == "1/2" and "eps_upper" not in d and d["eps_lower"] == 0.0

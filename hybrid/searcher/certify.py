@@ -22,6 +22,11 @@ For a mechanism with continuous noise the continuous backend encloses both
 probabilities rigorously (:mod:`hybrid.searcher.regions` makes the event symbolic); the
 certified ratio is ``lo(P(E|x)) / hi(P(E|x'))`` and the violation holds when that
 exceeds the upper end of the bracket.
+
+A certificate's JSON says ``eps_lower`` (``ln ratio`` rounded down: eps is at least this)
+and ``ln_ratio_upper`` (``ln ratio`` rounded up: how tight that bound is).  It never says
+``eps_upper``, which the result contract reserves for a complete global sweep: one
+event's ratio bounds nothing from above.
 """
 
 from __future__ import annotations
@@ -118,7 +123,7 @@ class Certificate:
             **_verdict_json(self.witness, self.backend),
             "p_x": fraction_str(self.p_x), "p_x_prime": fraction_str(self.p_x_prime),
             "ratio": ratio_str(r), "eps_lower": "inf" if lo == INF else lo,
-            "eps_upper": "inf" if r == INF else (eps_upper(r) if r else 0.0),
+            "ln_ratio_upper": "inf" if r == INF else (eps_upper(r) if r else 0.0),
             "violation_holds": self.violation_holds, **(self.witness.extra or {}),
         }
 
@@ -148,7 +153,7 @@ class EnclosedCertificate:
         return {
             **_verdict_json(self.witness, self.backend),
             "p_x": r.p.to_json(), "p_x_prime": r.q.to_json(), "ratio": ratio_str(r.ratio.lo),
-            "ratio_enclosure": r.ratio.to_json(), "eps_lower": value_to_json(lo), "eps_upper": value_to_json(hi),
+            "ratio_enclosure": r.ratio.to_json(), "eps_lower": value_to_json(lo), "ln_ratio_upper": value_to_json(hi),
             "level": r.level, "refined": r.decided,
             "violation_holds": self.violation_holds, **(self.witness.extra or {}),
         }
