@@ -18,10 +18,11 @@ from hybrid.formats import lower_str, output_from_json, output_to_json, upper_st
 from samplers import catalogue
 from samplers.errors import DPHybridError, LanguageError
 from samplers.lang import (BOTTOM, all_differ, argmax, clamp, custom, flip, ints, ite, mechanism, replace_one,
-                           two_sided_geometric)
+                           two_sided_geometric, uniform)
 from samplers.lang.ir import BOTTOM_CODE
 from verifiers.backends import get_backend
 from verifiers.epsilon import exceeds_exp, within_exp
+from verifiers.ratio import INF
 
 BACKENDS = ("enumerate", "bdd", "smt")
 QUARTER = {(a, b): Fraction(1, 4) for a in (0, 1) for b in (0, 1)}
@@ -237,3 +238,22 @@ def test_a_certificate_claims_no_upper_bound_on_eps():
                           "event": [1]})
     d = certify(w).to_json()
     assert d["ratio"] == "1/2" and "eps_upper" not in d and d["eps_lower"] == 0.0
+
+
+@mechanism(domain=ints(lo=0, hi=1, size=1), neighbours=replace_one)
+def beyond_2_53(x):
+    return 2**53 + uniform(0, 3) + x[0]
+
+
+def test_a_threshold_on_integers_beyond_2_53_is_exact():
+    """``output < 2^53 + 4``: all four outputs of x = 0 and three of x = 1 (by hand), ratio
+    4/3.  As floats, 2^53 + 3 rounds to 2^53 + 4 and 2^53 + 1 to 2^53: ratio 3/2 was
+    certified."""
+    from hybrid.testers.events import Threshold
+    from hybrid.testers.features import IDENTITY
+
+    event = Threshold(IDENTITY, float(2**53 + 4), below=True)
+    for backend in BACKENDS:
+        assert get_backend(beyond_2_53.trace(), backend).witness_ratio((0,), (1,), event) == Fraction(4, 3)
+    at_least = Threshold(IDENTITY, float(2**53 + 4), below=False)
+    assert get_backend(beyond_2_53.trace(), "enumerate").witness_ratio((1,), (0,), at_least) == INF

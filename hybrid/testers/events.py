@@ -17,6 +17,7 @@ counts on two batches, all at once (sorting and counting, no loop over events).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -29,7 +30,7 @@ from hybrid.testers.features import (
     row_keys,
     value_to_json,
 )
-from samplers.lang.ir import BOTTOM_CODE, to_code
+from samplers.lang.ir import BOTTOM_CODE, INT64_MAX, to_code
 
 
 def as_batch(output: Any) -> np.ndarray:
@@ -132,7 +133,14 @@ class Threshold(Event):
     below: bool = True
 
     def mask(self, samples: np.ndarray) -> np.ndarray:
-        v = numeric(self.feature(samples))
+        v = self.feature(samples)
+        if v.dtype.kind in "iu" and math.isfinite(self.alpha):
+            # integers compared exactly: as floats, 2^53 + 3 rounds to 2^53 + 4 and leaves "< 2^53 + 4"
+            k = math.ceil(self.alpha)  # an integer is below alpha exactly when it is below ceil(alpha)
+            hit = v < np.int64(k) if abs(k) <= INT64_MAX else np.full(len(v), k > 0)
+            hit = hit if self.below else ~hit
+            return hit & (v != BOTTOM_CODE)
+        v = numeric(v)
         return v < self.alpha if self.below else v >= self.alpha
 
     def to_json(self) -> Any:
