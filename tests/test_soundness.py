@@ -257,3 +257,18 @@ def test_a_threshold_on_integers_beyond_2_53_is_exact():
         assert get_backend(beyond_2_53.trace(), backend).witness_ratio((0,), (1,), event) == Fraction(4, 3)
     at_least = Threshold(IDENTITY, float(2**53 + 4), below=False)
     assert get_backend(beyond_2_53.trace(), "enumerate").witness_ratio((1,), (0,), at_least) == INF
+
+
+def test_count_and_set_features_compare_integers_exactly():
+    """numpy compares an int64 array with 2.0**53 in floats, where 2^53 + 1 equals it; and
+    a cast turns 0.5 into 0.  Counts and memberships by hand."""
+    import numpy as np
+
+    from hybrid.testers.events import SetEvent
+    from hybrid.testers.features import IDENTITY, Feature
+
+    rows = np.array([[2**53 + 1, 2**53], [0, 1]])
+    assert Feature("count", value=float(2**53))(rows).tolist() == [1, 0]
+    assert Feature("count", value=0.5)(rows).tolist() == [0, 0]
+    assert SetEvent(Feature("component", index=0), (float(2**53),)).mask(rows).tolist() == [False, False]
+    assert SetEvent(IDENTITY, ((0, 1.0), (2**53 + 1, 0.5))).mask(rows).tolist() == [False, True]

@@ -26,7 +26,9 @@ import numpy as np
 from hybrid.formats import number_str, output_str
 from hybrid.testers.features import (
     IDENTITY,
+    NO_ENTRY,
     Feature,
+    entry_of,
     row_keys,
     value_to_json,
 )
@@ -61,34 +63,6 @@ class Event:
         raise NotImplementedError
 
 
-def _representable(code: Any, dtype: np.dtype) -> bool:
-    """Whether every entry of an event value is exactly a value of a ``dtype`` array.
-
-    A value that is not (0.5 among integer outputs) equals no sample: casting it would
-    make the event {0.5} hold on output 0 and certify a ratio for an impossible event.
-    """
-    for x in code if isinstance(code, tuple) else (code,):
-        if not isinstance(x, (int, float, np.integer, np.floating)):
-            continue  # not a number: left to numpy, as before
-        if np.issubdtype(dtype, np.integer):
-            info = np.iinfo(dtype)
-            if isinstance(x, (float, np.floating)) and not float(x).is_integer():
-                return False
-            if not info.min <= x <= info.max:
-                return False
-        elif isinstance(x, (int, np.integer)) and not _float_holds(int(x)):
-            return False
-    return True
-
-
-def _float_holds(n: int) -> bool:
-    """Whether the integer ``n`` is exactly a float64."""
-    try:
-        return float(n) == n
-    except OverflowError:
-        return False
-
-
 @dataclass(frozen=True, eq=False)
 class SetEvent(Event):
     feature: Feature
@@ -96,7 +70,8 @@ class SetEvent(Event):
 
     def mask(self, samples: np.ndarray) -> np.ndarray:
         v = self.feature(samples)
-        kept = [c for c in map(to_code, self.values) if _representable(c, v.dtype)]
+        exact = (entry_of(to_code(e), v.dtype) for e in self.values)
+        kept = [c for c in exact if c is not NO_ENTRY]
         if not kept:
             return np.zeros(len(v), dtype=bool)
         if v.ndim == 1:

@@ -67,6 +67,37 @@ def _regular(samples: np.ndarray, codes: tuple[float, ...]) -> np.ndarray:
     return ok
 
 
+NO_ENTRY = object()  # what entry_of gives for a value no array entry can equal
+
+
+def entry_of(value: Any, dtype: np.dtype) -> Any:
+    """``value`` (a number or a tuple of them) as entries of a ``dtype`` array compare it
+    exactly, or :data:`NO_ENTRY` when no entry can equal it.
+
+    Casting would change it (0.5 among integer outputs becomes 0, and numpy compares an
+    integer array with 2.0**53 in floats, where 2^53 + 1 equals it): an event on such a
+    value would then be certified for other outputs than the ones it names.
+    """
+    if isinstance(value, tuple):
+        parts = tuple(entry_of(x, dtype) for x in value)
+        return NO_ENTRY if any(p is NO_ENTRY for p in parts) else parts
+    if not isinstance(value, (int, float, np.integer, np.floating)):
+        return value  # not a number: left to numpy
+    if np.issubdtype(dtype, np.integer):
+        if isinstance(value, (float, np.floating)):
+            if not float(value).is_integer():
+                return NO_ENTRY
+            value = int(value)
+        info = np.iinfo(dtype)
+        return int(value) if info.min <= value <= info.max else NO_ENTRY
+    if isinstance(value, (int, np.integer)):
+        try:
+            return value if float(value) == value else NO_ENTRY
+        except OverflowError:
+            return NO_ENTRY
+    return value
+
+
 def _integer(v: Any) -> int:
     """An integer from JSON; ``int()`` would truncate 0.5 to 0 and change the event the file states."""
     if isinstance(v, float) and v.is_integer():
@@ -99,7 +130,8 @@ class Feature:
             if self.value == "bottom":
                 hit = np.isnan(s) if s.dtype.kind == "f" else s == BOTTOM_CODE
             else:
-                hit = s == self.value
+                value = entry_of(self.value, s.dtype)
+                hit = np.zeros(s.shape, dtype=bool) if value is NO_ENTRY else s == value
             return hit.sum(axis=1).astype(np.int64)
         if self.kind == "hamming":
             return (s != np.asarray(self.reference, dtype=s.dtype)).sum(axis=1).astype(np.int64)
