@@ -272,3 +272,29 @@ def test_count_and_set_features_compare_integers_exactly():
     assert Feature("count", value=0.5)(rows).tolist() == [0, 0]
     assert SetEvent(Feature("component", index=0), (float(2**53),)).mask(rows).tolist() == [False, False]
     assert SetEvent(IDENTITY, ((0, 1.0), (2**53 + 1, 0.5))).mask(rows).tolist() == [False, True]
+
+
+def _clamped_geometric(c: int, a: Fraction, n: int) -> dict[int, Fraction]:
+    """P(clamp(c + Z, 0, n) = k) for P(Z = z) = (1-a)/(1+a) a^|z|, 0 <= c <= n (by hand)."""
+    law = {k: (1 - a) / (1 + a) * a ** abs(k - c) for k in range(1, n)}
+    law[0], law[n] = a**c / (1 + a), a ** (n - c) / (1 + a)
+    return law
+
+
+def test_min_of_numeric_entries_skips_bottom_in_integer_outputs():
+    """above_threshold_geom (L=2) outputs (0, 0), (0, 1) or (1, ⊥): the min of the numeric
+    entries is below 1 exactly when the first answer is 0.  In integer samples the bottom
+    code -2^63 was taken for a number, so (1, ⊥) counted too and the event had probability 1."""
+    from hybrid.testers.events import Threshold
+    from hybrid.testers.features import Feature
+
+    n, T, a1, a2 = 2, 1, Fraction(1, 4), Fraction(1, 2)
+
+    def first_below(q: int) -> Fraction:  # P(clamp(q + Z2) < clamp(T + Z1)), by enumeration
+        t_law, y_law = _clamped_geometric(T, a1, n), _clamped_geometric(q, a2, n)
+        return sum((pt * py for t, pt in t_law.items() for y, py in y_law.items() if y < t), Fraction(0))
+
+    b = get_backend(catalogue.get("above_threshold_geom").trace(L=2), "enumerate")
+    event = Threshold(Feature("min"), 1.0, below=True)
+    for x in ((1, 1), (2, 2), (0, 2)):
+        assert b.event_probability(x, event) == first_below(x[0])

@@ -59,11 +59,18 @@ def row_keys(rows: np.ndarray) -> np.ndarray:
         return (rows.astype(np.int64, copy=False) * mult).sum(axis=1)
 
 
+def _bottom(samples: np.ndarray) -> np.ndarray:
+    """Mask of the bottom entries: NaN in float samples, the BOTTOM code in integer ones."""
+    return np.isnan(samples) if samples.dtype.kind == "f" else samples == BOTTOM_CODE
+
+
 def _regular(samples: np.ndarray, codes: tuple[float, ...]) -> np.ndarray:
-    """Mask of the numeric entries: not NaN (bottom) and not a special code."""
-    ok = ~np.isnan(samples)
+    """Mask of the numeric entries: not bottom and not a special code."""
+    ok = ~_bottom(samples)
     for c in codes:
-        ok &= samples != c
+        c = entry_of(c, samples.dtype)
+        if c is not NO_ENTRY:
+            ok &= samples != c
     return ok
 
 
@@ -128,7 +135,7 @@ class Feature:
             return s[:, self.index]
         if self.kind == "count":
             if self.value == "bottom":
-                hit = np.isnan(s) if s.dtype.kind == "f" else s == BOTTOM_CODE
+                hit = _bottom(s)
             else:
                 value = entry_of(self.value, s.dtype)
                 hit = np.zeros(s.shape, dtype=bool) if value is NO_ENTRY else s == value
@@ -144,13 +151,15 @@ class Feature:
             out = red.max(axis=1) if self.kind == "max" else red.min(axis=1)
             return np.where(ok.any(axis=1), out, np.nan)
         if self.kind == "linear":  # a weighted sum of the entries (NaN when one is bottom)
-            return np.where(np.isnan(s) if s.dtype.kind == "f" else s == BOTTOM_CODE, np.nan, s) @ np.asarray(
+            return np.where(_bottom(s), np.nan, s) @ np.asarray(
                 self.weights, dtype=np.float64)
         if self.kind == "skeleton":
             code = np.zeros(s.shape, dtype=np.int64)
-            code[np.isnan(s)] = 1
+            code[_bottom(s)] = 1
             for j, c in enumerate(self.codes):
-                code[s == c] = 2 + j
+                c = entry_of(c, s.dtype)
+                if c is not NO_ENTRY:
+                    code[s == c] = 2 + j
             return code
         raise ValueError(f"unknown feature kind {self.kind!r}")
 
