@@ -298,3 +298,14 @@ def test_min_of_numeric_entries_skips_bottom_in_integer_outputs():
     event = Threshold(Feature("min"), 1.0, below=True)
     for x in ((1, 1), (2, 2), (0, 2)):
         assert b.event_probability(x, event) == first_below(x[0])
+
+
+def test_a_threshold_no_double_holds_is_refused():
+    """JSON ``"below": 9007199254740993`` read as a float is 2^53: on integer outputs the event
+    would no longer hold on the output 2^53: rather than weigh another event, the file is refused."""
+    from hybrid.testers.event_json import event_from_json
+    from hybrid.testers.features import MalformedEvent
+
+    assert event_from_json({"feature": {"kind": "identity"}, "below": 2**53}).alpha == 2.0**53
+    with pytest.raises(MalformedEvent):
+        event_from_json({"feature": {"kind": "identity"}, "below": 2**53 + 1})
