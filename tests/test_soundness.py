@@ -309,3 +309,27 @@ def test_a_threshold_no_double_holds_is_refused():
     assert event_from_json({"feature": {"kind": "identity"}, "below": 2**53}).alpha == 2.0**53
     with pytest.raises(MalformedEvent):
         event_from_json({"feature": {"kind": "identity"}, "below": 2**53 + 1})
+
+
+def test_an_attack_weighs_outputs_with_bottom():
+    """The attack scores v0 + b1 (first value, second entry's bottom flag): it exceeds 0.5
+    exactly on (1, ⊥), the first answer above the threshold (brute force above).  Weighing
+    it failed on the bottom object instead of its int64 code, as samples carry it."""
+    import numpy as np
+
+    from hybrid.searcher.certify import Witness, certify
+    from hybrid.testers.attack import Attack, Model
+    from hybrid.testers.transforms import Column, Transform
+
+    mech = catalogue.get("above_threshold_geom")
+    cols = (Column("numeric", bottom=True), Column("numeric", bottom=True))  # features v0, b0, v1, b1
+    model = Model("logistic", np.zeros(4), np.ones(4), (np.array([[1.0], [0.0], [0.0], [1.0]]),), (np.array([0.0]),))
+    attack = Attack((1, 1), (2, 2), Transform("values", columns=cols), model, 0.5, 0.0, 1.0)
+    c = certify(Witness(mech, mech.params(L=2), (1, 1), (2, 2), attack, attack.to_json()))
+    n, T, a1, a2 = 2, 1, Fraction(1, 4), Fraction(1, 2)
+
+    def first_above(q: int) -> Fraction:
+        t_law, y_law = _clamped_geometric(T, a1, n), _clamped_geometric(q, a2, n)
+        return sum((pt * py for t, pt in t_law.items() for y, py in y_law.items() if y >= t), Fraction(0))
+
+    assert (c.p_x, c.p_x_prime) == (first_above(1), first_above(2))

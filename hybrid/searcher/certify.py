@@ -47,6 +47,7 @@ from hybrid.formats import eps_value, output_from_json, output_to_json, params_t
 from samplers import catalogue
 from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.exact import fraction_str
+from samplers.lang.ir import to_code
 from samplers.lang.mechanism import Mechanism
 from samplers.readers import read_json, short_repr
 from verifiers.backends import get_backend
@@ -189,7 +190,8 @@ def _weigher(event: Event) -> Weigh:
         q = Fraction(event.q)
 
         def weigh(outputs: list[Any]) -> list[Fraction]:
-            batch = np.asarray([list(o) if isinstance(o, tuple) else o for o in outputs], dtype=np.int64)
+            codes = [to_code(o) for o in outputs]  # as in sampler arrays: bottom is its int64 code
+            batch = np.asarray([list(c) if isinstance(c, tuple) else c for c in codes], dtype=np.int64)
             s = event.scores(batch) if len(outputs) else []
             return [Fraction(1) if v > event.t else (q if v == event.t else Fraction(0)) for v in s]
 
