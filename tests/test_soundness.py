@@ -333,3 +333,9 @@ def test_an_attack_weighs_outputs_with_bottom():
         return sum((pt * py for t, pt in t_law.items() for y, py in y_law.items() if y >= t), Fraction(0))
 
     assert (c.p_x, c.p_x_prime) == (first_above(1), first_above(2))
+
+
+def test_printed_bounds_of_any_size():
+    """Quantizing in the default decimal context (28 digits) raised InvalidOperation from 1e22 on."""
+    assert upper_str(1e22) == "10000000000000000000000.000000"
+    assert lower_str(2.0**100) == f"{2**100}.000000"
