@@ -216,11 +216,13 @@ def test_a_set_event_of_non_integers_is_empty_on_integer_outputs(mech, params, x
     assert (c.p_x, c.p_x_prime, c.violation_holds) == (0, 0, False)
 
 
-@pytest.mark.parametrize("feature", [{"kind": "hamming", "reference": [0.5, 0]}, {"kind": "component", "index": 0.5}])
+@pytest.mark.parametrize("feature", [{"kind": "hamming", "reference": [0.5, 0]}, {"kind": "component", "index": 0.5},
+                                     {"kind": "count", "value": [1, 0]}])
 def test_a_feature_with_a_fractional_integer_field_is_refused(feature):
     """``int()`` truncated these to [0, 0] and index 0: the certificate weighed another event
     than the one its witness states (the Hamming distance to [0.5, 0] is at least 1 on
-    integer outputs, so "distance < 1" is empty, yet it was certified non-empty)."""
+    integer outputs, so "distance < 1" is empty, yet it was certified non-empty).  A count
+    of a list compared it column by column (the count of [1, 0] in (1, 0) was 2)."""
     from hybrid.searcher.certify import WitnessFileError, parse_witnesses
 
     with pytest.raises(WitnessFileError):

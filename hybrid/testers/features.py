@@ -204,7 +204,10 @@ class Feature:
             if kind == "component":
                 return Feature(kind, index=_integer(d["index"]))
             if kind == "count":
-                return Feature(kind, value=d["value"])
+                value = d["value"]  # one entry's value: a list would be compared column by column
+                if value != "bottom" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                    raise ValueError(f"a count needs a number or 'bottom', got {value!r:.40}")
+                return Feature(kind, value=value)
             if kind == "hamming":
                 return Feature(kind, reference=tuple(_integer(v) for v in d["reference"]))
             if kind in ("sum", "max", "min", "skeleton"):
