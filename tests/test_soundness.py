@@ -341,3 +341,23 @@ def test_printed_bounds_of_any_size():
     """Quantizing in the default decimal context (28 digits) raised InvalidOperation from 1e22 on."""
     assert upper_str(1e22) == "10000000000000000000000.000000"
     assert lower_str(2.0**100) == f"{2**100}.000000"
+
+
+def test_a_linear_threshold_on_integer_outputs_is_exact():
+    """0.1 o1 + 0.2 o2 (exact doubles) is at most 0.1 + 0.2 = 0.3000000000000000166... <
+    0.30000000000000004 on every output of rr (n = 2), so the event holds surely: ratio 1
+    (by hand).  Summed in float64 the output (1, 1) scores 0.30000000000000004 and fell
+    out: ratio (13/16) / (7/16) = 13/7 was certified."""
+    from hybrid.searcher.certify import certify, parse_witnesses
+
+    assert Fraction(0.1) + Fraction(0.2) < Fraction(0.30000000000000004)
+    w, = parse_witnesses({"mechanism": "rr", "params": {"n": 2}, "x": [0, 1], "x_prime": [1, 1],
+                          "event": {"feature": {"kind": "linear", "weights": [0.1, 0.2]},
+                                    "below": 0.30000000000000004}})
+    c = certify(w)
+    assert (c.p_x, c.p_x_prime) == (1, 1)
+    both = parse_witnesses({"mechanism": "rr", "params": {"n": 2}, "x": [0, 1], "x_prime": [1, 1],
+                            "event": {"all": [{"feature": {"kind": "component", "index": 0}, "below": 2},
+                                              {"feature": {"kind": "linear", "weights": [0.1, 0.2]},
+                                               "below": 0.30000000000000004}]}})[0]
+    assert certify(both).ratio == 1

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
@@ -63,6 +64,20 @@ class Event:
         raise NotImplementedError
 
 
+def exact_linear(feature: Feature, output: Any) -> Fraction | None:
+    """A linear feature of an output of integers, summed exactly (None for any other case).
+
+    One output is weighed exactly where float64 would round: 0.1 * 1 + 0.2 * 1 is
+    0.30000000000000004 in floats, and ``< 0.30000000000000004`` would miss an output
+    the event, read in real arithmetic as for continuous noise, contains.
+    """
+    weights = feature.weights
+    if (feature.kind != "linear" or not isinstance(output, tuple) or len(output) != len(weights)
+            or not all(type(v) is int for v in output)):
+        return None
+    return sum((Fraction(w) * v for w, v in zip(weights, output)), Fraction(0))
+
+
 @dataclass(frozen=True, eq=False)
 class SetEvent(Event):
     feature: Feature
@@ -85,6 +100,12 @@ class SetEvent(Event):
         idx = np.nonzero(cand)[0]
         hit[idx] = (v[idx] == rows[order][pos[idx]]).all(axis=1)  # rule out hash collisions
         return hit
+
+    def member(self, output: Any) -> bool:
+        total = exact_linear(self.feature, output)
+        if total is None:
+            return super().member(output)
+        return any(isinstance(w, (int, float)) and math.isfinite(w) and Fraction(w) == total for w in self.values)
 
     def to_json(self) -> Any:
         vals = [value_to_json(v) for v in self.values]
@@ -118,6 +139,12 @@ class Threshold(Event):
         v = numeric(v)
         return v < self.alpha if self.below else v >= self.alpha
 
+    def member(self, output: Any) -> bool:
+        total = exact_linear(self.feature, output)
+        if total is None or not math.isfinite(self.alpha):
+            return super().member(output)
+        return total < Fraction(self.alpha) if self.below else total >= Fraction(self.alpha)
+
     def to_json(self) -> Any:
         key = "below" if self.below else "at_least"
         return {"feature": self.feature.to_json(), key: self.alpha}
@@ -135,6 +162,9 @@ class Product(Event):
         for p in self.parts[1:]:
             out &= p.mask(samples)
         return out
+
+    def member(self, output: Any) -> bool:
+        return all(p.member(output) for p in self.parts)
 
     def to_json(self) -> Any:
         return {"all": [p.to_json() for p in self.parts]}
