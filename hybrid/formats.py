@@ -9,7 +9,7 @@ infinity, so :func:`json_safe` writes infinities as ``"inf"`` / ``"-inf"`` and N
 from __future__ import annotations
 
 import math
-from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, localcontext
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Context, Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Mapping
 
@@ -83,7 +83,9 @@ def _directed(v: Any, digits: int, rounding: str) -> str:
         return v
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
-    return str(Decimal(v).quantize(Decimal(1).scaleb(-digits), rounding=rounding))
+    d = Decimal(v)  # exact; the context holds every digit kept (the default 28 fail from 1e22 on)
+    ctx = Context(prec=max(1, d.adjusted()) + digits + 2, Emax=MAX_EMAX, Emin=MIN_EMIN)
+    return str(d.quantize(Decimal(1).scaleb(-digits), rounding=rounding, context=ctx))
 
 
 def lower_str(v: Any, digits: int = 6) -> str:

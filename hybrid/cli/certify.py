@@ -44,10 +44,10 @@ def run(args: argparse.Namespace) -> int:
         if "ratio_enclosure" in c:  # continuous noise: rigorous enclosures
             print(f"  P(E | x) in {enclosure_str(*c['p_x'])}, P(E | x') in {enclosure_str(*c['p_x_prime'])}: "
                   f"certified ratio >= {ratio_lower_str(c['ratio'])}, eps >= {lower_str(c['eps_lower'])} (this "
-                  f"event's ln ratio is at most {upper_str(c['eps_upper'])}; {c['backend']} backend)")
+                  f"event's ln ratio is at most {upper_str(c['ln_ratio_upper'])}; {c['backend']} backend)")
         else:
             print(f"  P(E | x) = {exact_str(c['p_x'])}, P(E | x') = {exact_str(c['p_x_prime'])}: "
-                  f"exact ratio {exact_str(c['ratio'])} (ln in [{lower_str(c['eps_lower'])}, {upper_str(c['eps_upper'])}]), "
+                  f"exact ratio {exact_str(c['ratio'])} (ln in [{lower_str(c['eps_lower'])}, {upper_str(c['ln_ratio_upper'])}]), "
                   f"so eps >= {lower_str(c['eps_lower'])} ({c['backend']} backend)")
         if c["claimed_eps"] is not None:
             verdict = "holds" if c["violation_holds"] else "does NOT hold"

@@ -150,9 +150,9 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
     result_ratio, witness = witness_ratio, s._witness(program, best.pair, [out] if out is not None else [])
     eps_up, proved = None, None
     if g is not None:
-        if g.ratio > result_ratio:  # a better pair: its exact level is known, so is its bracket
+        if g.ratio > result_ratio and g.output is not None:  # a better pair with its output: a witness
             result_ratio, lower = g.ratio, g.eps_lower
-            witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [] if g.output is None else [g.output])
+            witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [g.output])
             bracket = [g.eps_lower, eps_upper(g.ratio)]
         if g.complete:
             eps_up = g.eps_upper
