@@ -55,11 +55,12 @@ class Differences:
             span = max(abs(k) * self.bound[i] for i, k in coef)
         return form.const - span, form.const + span
 
-    def max_cost(self, terms: Sequence[tuple[Lin, Fraction]]) -> Fraction:
-        """``max_d sum w |form(d)|`` over the differences (exact)."""
+    def max_cost(self, terms: Sequence[tuple[Lin, Fraction]], square: bool = False) -> Fraction:
+        """``max_d sum w |form(d)|`` (``square``: ``sum w form(d)^2``) over the differences (exact)."""
+        size = (lambda v: v * v) if square else abs
         if self.kind == "all":
-            return self._max_cost_box(terms)
-        base = sum((w * abs(f.const) for f, w in terms), Fraction(0))
+            return self._max_cost_box(terms, size)
+        base = sum((w * size(f.const) for f, w in terms), Fraction(0))
         touching: dict[int, list[tuple[Lin, Fraction]]] = {}
         for f, w in terms:
             for v in f.coef:
@@ -67,18 +68,18 @@ class Differences:
         best = base if len(touching) < self.n else None
         for j, ts in touching.items():
             m = self.bound[j]
-            for t in {-m, -1, 1, m}:
-                val = base + sum((w * (abs(f.const + f.coef[("d", j)] * t) - abs(f.const)) for f, w in ts), Fraction(0))
+            for t in ({-m, -1, 1, m} if m else ()):
+                val = base + sum((w * (size(f.const + f.coef[("d", j)] * t) - size(f.const)) for f, w in ts), Fraction(0))
                 best = val if best is None or val > best else best
         return base if best is None else best
 
-    def _max_cost_box(self, terms: Sequence[tuple[Lin, Fraction]]) -> Fraction:
+    def _max_cost_box(self, terms: Sequence[tuple[Lin, Fraction]], size) -> Fraction:
         total = Fraction(0)
         groups: list[tuple[set[int], list[tuple[Lin, Fraction]]]] = []
         for f, w in terms:
             coords = {v[1] for v in f.coef}
             if not coords:
-                total += w * abs(f.const)
+                total += w * size(f.const)
                 continue
             joined = [g for g in groups if g[0] & coords]
             merged = (coords.union(*(g[0] for g in joined)), [(f, w)] + [t for g in joined for t in g[1]])
@@ -90,7 +91,7 @@ class Differences:
             best = None
             for signs in itertools.product((-1, 1), repeat=len(order)):
                 d = {("d", j): s * self.bound[j] for j, s in zip(order, signs)}
-                val = sum((w * abs(f.const + sum(k * d[v] for v, k in f.coef.items())) for f, w in ts), Fraction(0))
+                val = sum((w * size(f.const + sum(k * d[v] for v, k in f.coef.items())) for f, w in ts), Fraction(0))
                 best = val if best is None or val > best else best
             total += best
         return total

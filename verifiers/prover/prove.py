@@ -25,6 +25,7 @@ from verifiers.prover.proof import NoProof, Proof
 
 RULES: dict[str, str] = {  # rule name -> module implementing attempt() and check()
     "alignment": "verifiers.prover.alignment",
+    "gaussian": "verifiers.prover.gaussian",
 }
 
 
