@@ -49,20 +49,38 @@ def _pending(v: Any) -> bool:
     return isinstance(v, Pending)
 
 
-def _bounds(v: Any, node: Any) -> tuple[Any, Any]:
+INF = float("inf")
+
+
+def _bounds(v: Any) -> tuple[Any, Any]:
+    """Bounds that hold for every input, not only the declared domain (the IR's ranges do not)."""
     if _pending(v):
         return v.lo, v.hi
     if isinstance(v, Lin) and v.is_const:
         return v.const, v.const
     if isinstance(v, Fraction):
         return v, v
-    return node.lo, node.hi
+    return -INF, INF
 
 
-def _pending_value(n: Any, args: list[Any], arg_nodes: list[Any]) -> Any:
+def _range(n: Any, args: list[Any]) -> Pending:
+    """A pending node's input-independent range."""
+    if n.op in COMPARE or n.op in LOGIC:
+        return Pending(0, 1)
+    if n.op == "argmax":
+        return Pending(0, len(n.args) - 1)
+    if n.op == "clamp":
+        return Pending(*n.attr)
+    if n.op == "ite":
+        (alo, ahi), (blo, bhi) = _bounds(args[1]), _bounds(args[2])
+        return Pending(min(alo, blo), max(ahi, bhi))
+    return Pending(-INF, INF)
+
+
+def _pending_value(n: Any, args: list[Any]) -> Any:
     """A pending node's value: concrete when the argument ranges already decide it (a count
     past the cutoff stays past it whatever the undecided comparisons say)."""
-    bounds = [_bounds(a, an) for a, an in zip(args, arg_nodes)]
+    bounds = [_bounds(a) for a in args]
     if n.op in ("add", "sub") and all(not isinstance(a, Lin) or a.is_const for a in args):
         (alo, ahi), (blo, bhi) = bounds
         return Pending(alo + blo, ahi + bhi) if n.op == "add" else Pending(alo - bhi, ahi - blo)
@@ -76,7 +94,7 @@ def _pending_value(n: Any, args: list[Any], arg_nodes: list[Any]) -> Any:
         return Fraction(0)
     if n.op == "or" and any(a == 1 for a in args if isinstance(a, Fraction)):
         return Fraction(1)
-    return Pending(n.lo, n.hi)
+    return _range(n, args)
 DECIDED_BY_SHAPE = frozenset({"argmax", "min", "max", "abs", "clamp"})
 RELATIONS = (">=", ">", "==", "!=")
 
@@ -209,12 +227,12 @@ class _Evaluation:
             if _pending(cond):
                 if isinstance(args[1], Fraction) and args[1] == args[2]:
                     return args[1]
-                return Pending(n.lo, n.hi)
+                return _range(n, args)
             if _symbolic(cond):
                 raise Unsupported("a noisy value used as a condition", i)
             return args[1] if (cond.const if isinstance(cond, Lin) else cond) else args[2]
         if any(_pending(a) for a in args):
-            return _pending_value(n, args, [self.program.nodes[a] for a in n.args])
+            return _pending_value(n, args)
         if not any(_symbolic(a) for a in args):
             conc = [a.const if isinstance(a, Lin) else a for a in args]
             try:
@@ -226,7 +244,7 @@ class _Evaluation:
                 return _concrete(n.attr[0])
             if i not in decisions:
                 self.open.add(i)
-                return Pending(n.lo, n.hi)
+                return _range(n, args)
             value, cons = decide(self.program, i, [_lin(a, i) for a in args], decisions[i])
             self.constraints.extend((i, f, r) for f, r in cons)
             return value
