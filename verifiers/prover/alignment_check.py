@@ -2,22 +2,24 @@
 
 It reads only the program and the proof's evidence (per path: the outcomes that define
 it and the shift of each draw as ``const + sum_i k_i d_i``, ``d = x - x'``), and checks
-two ways:
+three ways:
 
-1. *Runs*: the IR interpreter (:func:`samplers.lang.ir.evaluate`) runs the program in
+1. *Cover*: the paths form a complete decision tree (every outcome of every decision is
+   followed), so every run takes exactly one path.
+2. *Runs*: the IR interpreter (:func:`samplers.lang.ir.evaluate`) runs the program in
    exact Fractions on random inputs (also outside the declared domain when the proof
    claims all integers) and random neighbours, with random draws and with small
-   integer / half-integer draws that make comparisons tie; the path the run takes must
-   be one of the proof's, and on ``x'`` with the shifted draws it must take the same
-   path, give the same output, keep exponential draws non-negative, and cost at most eps.
-2. *z3 from scratch*: the whole program is encoded as one z3 term per node for ``x``
-   and for ``x'`` (with ``If`` for every branch, no path splitting); for each path
-   (all of them up to :data:`Z3_PATHS`, else an evenly spread sample including the first
-   and last), "the path holds on x, and on x' with the shifted draws the path, the
-   outputs, the support or the cost bound fail" must be unsat; and, up to
-   :data:`COVER_PATHS` paths, "no path of the proof holds" must be unsat too.  Whole
-   programs past :data:`Z3_NODES` nodes (svt at n=100, histograms at n=1000) are beyond
-   what z3 answers in time with this plain encoding: they are re-checked by runs only.
+   integer / half-integer draws that make comparisons tie; on ``x'`` with the shifted
+   draws the run must take the same path, give the same output, keep exponential
+   draws non-negative, and cost at most eps.
+3. *z3 from scratch*: the whole program is encoded as one z3 term per node for ``x``
+   and for ``x'`` (``If`` for every branch, no path splitting); for each path (all of
+   them up to :data:`Z3_PATHS`, else an evenly spread sample including the first and
+   the last; two for programs past :data:`LARGE` nodes), "the path holds on x, and on
+   x' with the shifted draws the path, an output, the support or the cost bound
+   fails" must be unsat.  Programs past
+   :data:`Z3_NODES` nodes are beyond what z3 answers in time with this plain encoding
+   and are re-checked by 1 and 2 only.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
 
 TRIALS = 80
 Z3_PATHS = 12
-COVER_PATHS = 400
-Z3_NODES = 300
+Z3_PATHS_LARGE = 2  # paths re-asked for programs past LARGE nodes (first and last)
+LARGE = 300
+Z3_NODES = 1000
 SHAPED = {"lt", "le", "eq", "ne", "argmax", "min", "max", "abs", "clamp"}
 
 
@@ -164,6 +167,7 @@ class _Encoder:
     def __init__(self, program: Program, xs: list, eta: dict[int, Any], tag: str) -> None:
         self.tag = tag
         self.facts: list[Any] = []  # definitions of fresh variables
+        self.wins: dict[int, list[Any]] = {}  # argmax node -> "index k wins" formulas
         self.bot: list[Any] = []
         self.val: list[Any] = []
         self.outcome: dict[int, Any] = {}
@@ -205,6 +209,7 @@ class _Encoder:
                     for k in range(len(a))]
             self.facts += [z3.Implies(w, idx == k) for k, w in enumerate(wins)]
             self.outcome[i] = idx
+            self.wins[i] = wins
             return F, idx
         if op in ("min", "max"):
             first = a[0] <= a[1] if op == "min" else a[0] >= a[1]
@@ -244,12 +249,13 @@ def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
     support = [eta[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"]
 
     def holds(enc: _Encoder, dec: dict[int, int]) -> Any:
-        return z3.And([enc.outcome[k] == v for k, v in dec.items()])
+        return z3.And([enc.wins[k][v] if k in enc.wins else enc.outcome[k] == v for k, v in dec.items()])
 
     picks = list(range(len(paths)))
-    if len(picks) > Z3_PATHS:
-        step = (len(paths) - 1) / (Z3_PATHS - 1)
-        picks = sorted({round(i * step) for i in range(Z3_PATHS)})
+    many = Z3_PATHS if len(program.nodes) <= LARGE else Z3_PATHS_LARGE
+    if len(picks) > many:
+        step = (len(paths) - 1) / (many - 1)
+        picks = sorted({round(i * step) for i in range(many)})
     for k in picks:
         deadline.check("while re-asking z3 about an alignment proof")
         dec, shifts = paths[k]
@@ -271,13 +277,35 @@ def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
         ans = solver.check()
         if ans != z3.unsat:
             return f"path {k}: z3 answered {ans} (expected unsat) to 'the alignment fails'"
-    if len(paths) <= COVER_PATHS:
-        solver = z3.Solver()
-        solver.set("timeout", 60_000)
-        solver.add(*support, *side.facts, *[z3.Not(holds(side, dec)) for dec, _ in paths])
-        ans = solver.check()
-        if ans != z3.unsat:
-            return f"the proof's paths do not cover every run: z3 answered {ans}"
+    return None
+
+
+def _arity(program: Program, node: int) -> int:
+    n = program.nodes[node]
+    return len(n.args) if n.op == "argmax" else (3 if n.op == "clamp" else 2)
+
+
+def check_cover(program: Program, paths: list) -> str | None:
+    """The paths form a complete decision tree: some decision every path names, each of
+    its outcomes followed by paths that again cover, down to a single path.  Each
+    decision's outcomes exhaust its possible values, so every run takes exactly one path."""
+    pending = [([dec for dec, _ in paths], {})]
+    while pending:
+        group, fixed = pending.pop()
+        rest = [{k: v for k, v in dec.items() if k not in fixed} for dec in group]
+        if len(group) == 1 and not rest[0]:
+            continue
+        common = set.intersection(*(set(r) for r in rest)) if rest else set()
+        if not common:
+            return f"after outcomes {fixed} the paths name no common decision: cannot confirm they cover"
+        node = min(common)
+        if program.nodes[node].op not in SHAPED:
+            return f"node {node} makes no decision"
+        for o in range(_arity(program, node)):
+            sub = [dec for dec, r in zip(group, rest) if r[node] == o]
+            if not sub:
+                return f"no path of the proof follows %{node} = {o} after {fixed}"
+            pending.append((sub, {**fixed, node: o}))
     return None
 
 
@@ -286,7 +314,7 @@ def check(program: Program, proof: Any) -> str | None:
     eps, paths = _read(proof)
     if proof.eps != eps:
         return f"the proof claims {proof.eps} but its evidence proves {eps}"
-    problem = check_runs(program, eps, paths)
+    problem = check_cover(program, paths) or check_runs(program, eps, paths)
     if problem is None and len(program.nodes) <= Z3_NODES:
         problem = check_z3(program, eps, paths)
     return problem
