@@ -81,8 +81,6 @@ def run(program: Program, x: list[int], eta: dict[int, Fraction]) -> tuple[tuple
             args = [vals[a] for a in n.args]
             if n.op == "ite":
                 v = args[1] if args[0] else args[2]
-            elif any(a is BOTTOM for a in args):
-                v = BOTTOM
             else:
                 v = evaluate(n.op, n.attr, args)
                 if n.op in SHAPED:
@@ -189,7 +187,9 @@ class _Encoder:
         op = n.op
         if op == "ite":
             c = a[0] != 0
-            return z3.If(c, self.bot[n.args[1]], self.bot[n.args[2]]), z3.If(c, a[1], a[2])
+            return z3.simplify(z3.If(c, self.bot[n.args[1]], self.bot[n.args[2]])), z3.If(c, a[1], a[2])
+        if any(not z3.is_false(self.bot[k]) for k in n.args):
+            raise ValueError(f"node {i} ({op}) may read BOTTOM: the checker's encoding has no such value")
         simple = {"add": lambda: a[0] + a[1], "sub": lambda: a[0] - a[1], "mul": lambda: a[0] * a[1],
                   "neg": lambda: -a[0], "lt": lambda: z3.If(a[0] < a[1], one, zero),
                   "le": lambda: z3.If(a[0] <= a[1], one, zero), "eq": lambda: z3.If(a[0] == a[1], one, zero),
@@ -314,7 +314,10 @@ def check(program: Program, proof: Any) -> str | None:
     eps, paths = _read(proof)
     if proof.eps != eps:
         return f"the proof claims {proof.eps} but its evidence proves {eps}"
-    problem = check_cover(program, paths) or check_runs(program, eps, paths)
-    if problem is None and len(program.nodes) <= Z3_NODES:
-        problem = check_z3(program, eps, paths)
+    try:
+        problem = check_cover(program, paths) or check_runs(program, eps, paths)
+        if problem is None and len(program.nodes) <= Z3_NODES:
+            problem = check_z3(program, eps, paths)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        return f"the checker cannot run or encode the program: {exc}"
     return problem

@@ -142,7 +142,7 @@ class Synthesiser:
             self._keep(cons, free, shifts, options)
             fixed_cost += self._fixed_cost({e: shifts[e] for e in free})
             if bound is not None and fixed_cost > bound:
-                raise Stuck(f"every alignment found costs more than {bound}", "cost")
+                raise Stuck(f"every alignment found costs more than {float(bound):.6g}", "cost")
 
     def _fixed_cost(self, shifts: dict[int, Lin]) -> Fraction:
         """A lower bound of the cost: the shifts that do not depend on ``d``."""
