@@ -52,10 +52,17 @@ class Lin:
         return Lin._make(self.const * k, {v: c * k for v, c in self.coef.items()})
 
     def __neg__(self) -> "Lin":
-        return self.scale(-1)
+        return Lin._make(-self.const, {v: -c for v, c in self.coef.items()})
 
     def __sub__(self, other: "Lin") -> "Lin":
-        return self + (-other)
+        coef = dict(self.coef)
+        for v, k in other.coef.items():
+            s = coef.get(v, 0) - k
+            if s:
+                coef[v] = s
+            else:
+                coef.pop(v, None)
+        return Lin._make(self.const - other.const if other.const else self.const, coef)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Lin) and self.const == other.const and self.coef == other.coef

@@ -159,9 +159,13 @@ def _symbolic(v: Any) -> bool:
 
 
 def _compare(op: str, a: Lin, b: Lin, outcome: int) -> tuple[Lin, str]:
-    true_rel = {"lt": (b - a, ">"), "le": (b - a, ">="), "eq": (a - b, "=="), "ne": (a - b, "!=")}
-    false_rel = {"lt": (a - b, ">="), "le": (a - b, ">"), "eq": (a - b, "!="), "ne": (a - b, "==")}
-    return (true_rel if outcome else false_rel)[op]
+    """``form rel 0`` for a comparison's outcome (``lt`` true: ``b - a > 0``, ...)."""
+    if op in ("eq", "ne"):
+        return a - b, "==" if (op == "eq") == bool(outcome) else "!="
+    strict = op == "lt"
+    if outcome:
+        return b - a, ">" if strict else ">="
+    return a - b, ">=" if strict else ">"
 
 
 def outcomes(program: Program, node: int) -> range:
