@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 from samplers import catalogue
-from samplers.lang import custom, ints, laplace, mechanism
+from samplers.lang import custom, ints, laplace, mechanism, one_differ
 from verifiers.prover import alignment
 from verifiers.prover.linear import Lin
 from verifiers.prover.neighbourhood import Differences
@@ -164,3 +164,30 @@ def test_exact_cost_maximum_matches_brute_force(kind):
 def test_large_sizes_are_proved(name, params):
     proof = prove(_program(name, **params), Fraction(0.1), rules=["alignment"], time_budget=120)
     assert isinstance(proof, Proof) and proof.checked and abs(float(proof.eps) - 0.1) < 1e-9
+
+
+# Local copies of CheckDP's partialsum and smartsum (examples/; the catalogue gets them
+# from the composition helper's branch): the alignment rule proves eps and 2 eps.
+@mechanism(domain=ints(lo=0, hi=5, size="n"), neighbours=one_differ)
+def partialsum_copy(x, *, eps=0.1, n=6):
+    return sum(x[1:], x[0]) + laplace(1 / eps)
+
+
+@mechanism(domain=ints(lo=0, hi=5, size="n"), neighbours=one_differ)
+def smartsum_copy(x, *, eps=0.1, n=6, M=3):
+    out, nxt, total, block = [], 0, 0, 0
+    for i, q in enumerate(x):
+        if (i + 1) % M == 0:
+            total = total + block + q + laplace(1 / eps)
+            nxt, block = total, 0
+        else:
+            nxt = nxt + q + laplace(1 / eps)
+            block = block + q
+        out.append(nxt)
+    return tuple(out)
+
+
+@pytest.mark.parametrize("mech,level", [(partialsum_copy, 0.1), (smartsum_copy, 0.2)])
+def test_checkdp_sums(mech, level):
+    proof = prove(mech.trace(), rules=["alignment"])
+    assert isinstance(proof, Proof) and proof.checked and abs(float(proof.eps) - level) < 1e-9
