@@ -152,10 +152,10 @@ def test_exact_cost_maximum_matches_brute_force(kind):
             coef = {("d", i): Fraction(rng.randint(-2, 2)) for i in rng.sample(range(n), rng.randint(0, n))}
             terms.append((Lin(Fraction(rng.randint(-2, 2)), coef), Fraction(1, rng.randint(1, 4))))
         assert diffs.max_cost(terms) == _brute_max(diffs, terms)
-        form = terms[0][0]
+        form = terms[0][0]  # |100 +- form| is 100 +- form on these small differences
         lo, hi = diffs.extremes(form)
-        vals = [_brute_max(diffs, [(Lin(form.const + 100, form.coef), Fraction(1))]) - 100]
-        assert hi == vals[0]
+        assert hi == _brute_max(diffs, [(Lin(form.const + 100, form.coef), Fraction(1))]) - 100
+        assert lo == 100 - _brute_max(diffs, [(Lin(100, {}) - form, Fraction(1))])
 
 
 @pytest.mark.slow
@@ -191,3 +191,23 @@ def smartsum_copy(x, *, eps=0.1, n=6, M=3):
 def test_checkdp_sums(mech, level):
     proof = prove(mech.trace(), rules=["alignment"])
     assert isinstance(proof, Proof) and proof.checked and abs(float(proof.eps) - level) < 1e-9
+
+
+def test_masked_decisions_are_not_split():
+    from verifiers.prover.paths import paths
+
+    assert len(list(paths(_program("svt1", n=10, c=1)))) == 11  # first answer above at 1..10, or none
+    assert len(list(paths(_program("svt1", n=10, c=2)))) == 1 + 10 + 45
+    assert len(list(paths(_program("report_noisy_max1", n=7)))) == 7
+
+
+def test_replace_one_covers_the_declared_domain():
+    from samplers.lang import replace_one
+
+    @mechanism(domain=ints(lo=0, hi=3, size=2), neighbours=replace_one)
+    def counts(x, *, eps=1.0):
+        return tuple(xi + laplace(2 / eps) for xi in x)
+
+    proof = prove(counts.trace(), rules=["alignment"])
+    assert isinstance(proof, Proof) and proof.eps == Fraction(3, 2)  # a record moves by up to 3
+    assert "declared domain" in proof.evidence["covers"]

@@ -10,7 +10,17 @@ import random
 
 import pytest
 
-from samplers.lang import BOTTOM, all_differ, argmax, exponential, ints, ite, laplace, mechanism, one_differ
+from samplers.lang import (
+    BOTTOM,
+    all_differ,
+    argmax,
+    exponential,
+    ints,
+    ite,
+    laplace,
+    mechanism,
+    one_differ,
+)
 from verifiers.continuous.backend import ContinuousBackend
 from verifiers.prover.proof import Proof
 from verifiers.prover.prove import prove

@@ -17,8 +17,9 @@ repeat a handful of shapes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
-from typing import Any, Iterable
+from typing import Any
 
 import z3
 

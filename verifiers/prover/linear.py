@@ -7,8 +7,8 @@ form over the neighbour differences ``("d", i)`` (``d_i = x_i - x'_i``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Iterable, Mapping
 
 Var = tuple[str, int]
 
@@ -16,24 +16,24 @@ Var = tuple[str, int]
 class Lin:
     """An immutable linear form; ``coef`` never holds a zero coefficient."""
 
-    __slots__ = ("const", "coef")
+    __slots__ = ("coef", "const")
 
     def __init__(self, const: Fraction | int = 0, coef: Mapping[Var, Fraction] | None = None) -> None:
         self.const = const if type(const) is Fraction else Fraction(const)
         self.coef = {v: (k if type(k) is Fraction else Fraction(k)) for v, k in (coef or {}).items() if k != 0}
 
     @classmethod
-    def _make(cls, const: Fraction, coef: dict[Var, Fraction]) -> "Lin":
+    def _make(cls, const: Fraction, coef: dict[Var, Fraction]) -> Lin:
         out = cls.__new__(cls)
         out.const = const
         out.coef = coef
         return out
 
     @staticmethod
-    def var(v: Var) -> "Lin":
+    def var(v: Var) -> Lin:
         return Lin(0, {v: Fraction(1)})
 
-    def __add__(self, other: "Lin") -> "Lin":
+    def __add__(self, other: Lin) -> Lin:
         coef = dict(self.coef)
         for v, k in other.coef.items():
             s = coef.get(v, 0) + k
@@ -43,7 +43,7 @@ class Lin:
                 coef.pop(v, None)
         return Lin._make(self.const + other.const if other.const else self.const, coef)
 
-    def scale(self, k: Fraction | int) -> "Lin":
+    def scale(self, k: Fraction | int) -> Lin:
         k = Fraction(k)
         if k == 1:
             return self
@@ -51,10 +51,10 @@ class Lin:
             return Lin()
         return Lin._make(self.const * k, {v: c * k for v, c in self.coef.items()})
 
-    def __neg__(self) -> "Lin":
+    def __neg__(self) -> Lin:
         return Lin._make(-self.const, {v: -c for v, c in self.coef.items()})
 
-    def __sub__(self, other: "Lin") -> "Lin":
+    def __sub__(self, other: Lin) -> Lin:
         coef = dict(self.coef)
         for v, k in other.coef.items():
             s = coef.get(v, 0) - k
@@ -77,14 +77,14 @@ class Lin:
     def vars_of(self, kind: str) -> list[Var]:
         return [v for v in self.coef if v[0] == kind]
 
-    def part(self, kind: str) -> "Lin":
+    def part(self, kind: str) -> Lin:
         """The terms over variables of one kind (no constant)."""
         return Lin(0, {v: k for v, k in self.coef.items() if v[0] == kind})
 
-    def rename(self, kind: str, to: str) -> "Lin":
+    def rename(self, kind: str, to: str) -> Lin:
         return Lin(self.const, {((to if v[0] == kind else v[0]), v[1]): k for v, k in self.coef.items()})
 
-    def substitute(self, values: Mapping[Var, "Lin"]) -> "Lin":
+    def substitute(self, values: Mapping[Var, Lin]) -> Lin:
         out = Lin(self.const)
         for v, k in self.coef.items():
             out = out + (values[v].scale(k) if v in values else Lin(0, {v: k}))
@@ -111,9 +111,3 @@ def render(form: Lin, names: Mapping[Var, str] | None = None) -> str:
     text = " ".join(parts)
     return text[2:] if text.startswith("+ ") else "-" + text[2:]
 
-
-def total(forms: Iterable[Lin]) -> Lin:
-    out = Lin()
-    for f in forms:
-        out = out + f
-    return out

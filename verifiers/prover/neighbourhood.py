@@ -13,9 +13,9 @@ points too: both are computed here exactly.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
 
 from samplers.lang.ir import Program
 from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne

@@ -19,9 +19,10 @@ value; ``argmax`` its index (lowest index on ties); ``min(a, b)`` 0 when ``a <= 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterator
+from typing import Any
 
 from samplers import deadline
 from samplers.lang.ir import BOTTOM, COMPARE, CONTINUOUS_NOISE, LOGIC, Program, evaluate
@@ -96,7 +97,6 @@ def _pending_value(n: Any, args: list[Any]) -> Any:
         return Fraction(1)
     return _range(n, args)
 DECIDED_BY_SHAPE = frozenset({"argmax", "min", "max", "abs", "clamp"})
-RELATIONS = (">=", ">", "==", "!=")
 
 
 @dataclass(frozen=True)
@@ -116,14 +116,6 @@ class Path:
     constraints: list[Constraint]
     outputs: list[Any]  # Lin, or a concrete Fraction / BOTTOM
     pairing: dict[int, Lin] = field(default_factory=dict)  # draw -> input form it is added to
-
-    def draws(self) -> list[int]:
-        """The noise draws the path's constraints and outputs use (the others are dead)."""
-        seen: dict[int, None] = {}
-        for form in [c.form for c in self.constraints] + [o for o in self.outputs if isinstance(o, Lin)]:
-            for v in form.vars_of("e"):
-                seen[v[1]] = None
-        return list(seen)
 
 
 def noise_laws(program: Program) -> dict[int, tuple[str, Fraction]]:
@@ -208,7 +200,7 @@ def decide(program: Program, node: int, args: list[Lin], outcome: int) -> tuple[
 class _Evaluation:
     """Node values under fixed outcomes; open decisions are those whose arguments are known."""
 
-    def __init__(self, program: Program, decisions: dict[int, int], base: "_Evaluation | None" = None) -> None:
+    def __init__(self, program: Program, decisions: dict[int, int], base: _Evaluation | None = None) -> None:
         self.program = program
         self.vals: list[Any] = []
         self.open: set[int] = set()

@@ -21,9 +21,9 @@ constraint (cheapest that keeps it); draws shared by several are enumerated join
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterable
 
 from samplers import deadline
 from verifiers.prover.linear import Lin
