@@ -307,6 +307,8 @@ def paths(program: Program, max_paths: int = 20000) -> Iterator[Path]:
             for o in reversed(outcomes(program, node)):
                 stack.append({**decisions, node: o})
             continue
+        if any(_pending(ev.vals[o]) for o in program.outputs):
+            raise Unsupported("an output depends on an outcome no decision fixes")
         count += 1
         if count > max_paths:
             raise Unsupported(f"more than {max_paths} paths (the path budget)")
