@@ -93,6 +93,9 @@ def lower_str(v: Any, digits: int = 6) -> str:
     return _directed(v, digits, ROUND_FLOOR)
 
 
+NEAR_DECIMAL = Fraction(1, 10**9)  # relative distance above a short decimal shown in full
+
+
 def upper_str(v: Any, digits: int = 6) -> str:
     """An upper bound for people to read: rounded up."""
     return _directed(v, digits, ROUND_CEILING)
@@ -100,12 +103,18 @@ def upper_str(v: Any, digits: int = 6) -> str:
 
 def proved_upper_str(upper: Any, exact_eps: Any = None, digits: int = 6) -> str:
     """A proved upper bound for people: a proof's exact rational eps when its decimal ends
-    within ``digits`` places (``7/40`` as ``0.175``), else the float rounded up."""
+    within ``digits`` places (``7/40`` as ``0.175``); the float rounded up in full when the
+    exact eps lies just above such a decimal (a float parameter's binary value: 1.75 times
+    the double nearest 0.1 shows as ``0.17500000000000002``, not as ``0.175001``, and never as
+    ``0.175``, which would be below it); else the float rounded up to ``digits`` places."""
     if isinstance(exact_eps, str) and "/" in exact_eps or isinstance(exact_eps, Fraction):
         q = Fraction(exact_eps)
         scaled = q * 10**digits
         if scaled.denominator == 1:
             return format(Decimal(scaled.numerator).scaleb(-digits).normalize(), "f")
+        below = Fraction(math.floor(scaled), 10**digits)
+        if below > 0 and q - below <= below * NEAR_DECIMAL and isinstance(upper, float) and upper >= q:
+            return repr(upper)
     return upper_str(upper, digits)
 
 

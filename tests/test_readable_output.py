@@ -165,3 +165,19 @@ def test_plot_labels_tell_alike_entries_apart():
     rows = [row({"n": 4, "lam": "1/4"}), row({"n": 4, "lam": "1/4"}, 1.0), row({"n": 4, "lam": "1/5"}),
             row({"n": 4, "lam": "1/5"})]
     assert plot_labels(rows) == ["rr(lam=1/4)", "rr(lam=1/4, claim 1)", "rr(lam=1/5) #3", "rr(lam=1/5) #4"]
+
+
+def test_a_proved_upper_is_shown_never_below_the_proof():
+    """Short exact decimals print as such; an eps just above one (a float parameter's binary
+    value) prints as the rounded-up double in full, never as the short decimal below it."""
+    from fractions import Fraction
+
+    from hybrid.formats import proved_upper_str
+    from verifiers.prover.proof import round_up
+
+    assert proved_upper_str(0.175, Fraction(7, 40)) == "0.175"
+    svt4 = Fraction(7, 4) * Fraction(0.1)  # (1 + 6c)/4 eps with eps the double nearest 0.1
+    shown = proved_upper_str(round_up(svt4), svt4)
+    assert shown == "0.17500000000000002" and Fraction(shown) >= svt4
+    third = proved_upper_str(round_up(Fraction(1, 3)), Fraction(1, 3))
+    assert third == "0.333334" and Fraction(third) >= Fraction(1, 3)
