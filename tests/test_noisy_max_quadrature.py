@@ -18,7 +18,13 @@ import pytest
 from samplers import catalogue
 from verifiers.continuous.backend import ContinuousBackend
 
-mpmath.mp.dps = 30
+
+@pytest.fixture(autouse=True)
+def _mpmath_digits():
+    """This module's truths at 30 digits, whatever precision other modules leave behind."""
+    with mpmath.workdps(30):
+        yield
+
 
 
 def _mp(q) -> mpmath.mpf:
