@@ -73,9 +73,9 @@ def commands() -> list[Command]:
         if m and m.group(1) == "output":
             out.append(Command(m.group(2), i + 1, int(m.group(3) or 0)))
         elif fenced == "bash" and s and not s.startswith("#"):
-            text = re.split(r"\s#", s, maxsplit=1)[0].rstrip()  # a trailing comment dropped
-            if _shown(segments(text)[0]):
-                out.append(Command(text, i + 1, 0))
+            text, _, comment = (p.strip() for p in (re.split(r"\s(#)", s, maxsplit=1) + ["", ""])[:3])
+            if _shown(segments(text)[0]):  # a trailing comment saying "no result" documents exit 3
+                out.append(Command(text, i + 1, 3 if "no result" in comment else 0))
     return out
 
 

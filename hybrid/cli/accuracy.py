@@ -10,6 +10,7 @@ from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, re
 from hybrid.formats import params_to_json, value_to_json
 from samplers.errors import ParameterError
 from samplers.lang.exact import exact, fraction_str
+from samplers.numerals import short_text
 from verifiers.accuracy import accuracy, tightest_alpha
 from verifiers.backends import get_backend
 from verifiers.base import refuse_continuous
@@ -29,7 +30,7 @@ def register(subs: argparse._SubParsersAction) -> None:
 def _alpha(text: str) -> int:
     a = exact(text, what="--alpha")
     if a < 0 or a.denominator != 1:
-        raise ParameterError(f"--alpha must be a non-negative integer, got {text}")
+        raise ParameterError(f"--alpha must be a non-negative integer, got {short_text(text)}")
     return int(a)
 
 

@@ -9,28 +9,28 @@ clamped or folded (a seed outside [0, 2^64) is an error, not reduced modulo 2^64
 from __future__ import annotations
 
 import argparse
-import re
 from fractions import Fraction
 
 from hybrid.formats import eps_value
 from samplers.errors import ParameterError
 from samplers.lang.exact import exact
+from samplers.numerals import parse_integer, short_text
 from samplers.seed import check_seed
 
-INTEGER = re.compile(r"[+-]?[0-9]+")  # ASCII digits only: no "1_0", no other scripts
 
 
 def _integer(text: str) -> int:
-    if not INTEGER.fullmatch(text.strip()):
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
-    return int(text)
+    try:
+        return parse_integer(text, "value")
+    except ParameterError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("value: ")) from None
 
 
 def _number(text: str) -> Fraction:
     try:
         return exact(text, what="value")
-    except ParameterError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number (a decimal or a rational like 1/2)") from None
+    except ParameterError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("value: ")) from None
 
 
 def seed(text: str) -> int:
@@ -39,14 +39,14 @@ def seed(text: str) -> int:
     try:
         return check_seed(v)
     except ParameterError:
-        raise argparse.ArgumentTypeError(f"{text} is outside [0, 2^64)") from None
+        raise argparse.ArgumentTypeError(f"{short_text(text)} is outside [0, 2^64)") from None
 
 
 def positive_int(text: str) -> int:
     """A count that must be at least 1 (samples, threads, K)."""
     v = _integer(text)
     if v < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+        raise argparse.ArgumentTypeError(f"{short_text(text)} is not a positive integer")
     return v
 
 
@@ -54,7 +54,7 @@ def nonnegative_int(text: str) -> int:
     """A count that may be 0 (e.g. ``--top 0`` for no cap)."""
     v = _integer(text)
     if v < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative")
+        raise argparse.ArgumentTypeError(f"{short_text(text)} is negative")
     return v
 
 
@@ -62,16 +62,15 @@ def epsilon(text: str) -> float | Fraction:
     """A finite eps >= 0: ``7/10`` stays the exact rational, ``0.7`` is a float."""
     try:
         return eps_value(text, "eps")
-    except ParameterError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a finite non-negative number (a decimal or a rational like 7/10)") from None
+    except ParameterError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("eps ")) from None
 
 
 def positive(text: str) -> float:
     """A finite number > 0 (a precision, a time limit), rationals accepted."""
     v = _number(text)
     if v <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not positive")
+        raise argparse.ArgumentTypeError(f"{short_text(text)} is not positive")
     return _finite_float(v, text)
 
 
@@ -79,7 +78,7 @@ def probability(text: str) -> float:
     """A level strictly between 0 and 1 (a significance level, a confidence), rationals accepted."""
     v = _number(text)
     if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not strictly between 0 and 1")
+        raise argparse.ArgumentTypeError(f"{short_text(text)} is not strictly between 0 and 1")
     return float(v)
 
 
@@ -89,5 +88,5 @@ def _finite_float(v: Fraction, text: str) -> float:
     except OverflowError:
         f = float("inf")
     if f == float("inf") or (f == 0 and v != 0):
-        raise argparse.ArgumentTypeError(f"{text} is out of the range of a float")
+        raise argparse.ArgumentTypeError(f"{short_text(text)} is out of the range of a float")
     return f

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_mechanism_args, emit_json, resolve, time_limited
+from hybrid.cli.common import add_mechanism_args, emit_json, no_result, resolve, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.formats import float_at_most
 from hybrid.searcher.budget import Budget
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--samples must be at least 1000, got {args.samples}")
     mech, params = resolve(args)
     plot = None
-    if args.plot:  # checked before the work, written after the result is out
+    if args.plot is not None:  # checked before the work, written after the result is out
         from hybrid.suites.plots import plot_path
 
         plot = plot_path(args.plot)
@@ -61,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         from hybrid.cli.summary import print_search
 
         print_search(data)
+    if not data["certified"] and data["witness"] is None:  # not even a statistical bound: nothing to plot
+        return no_result(data["note"] or "the search found no bound", "raise --time-budget")
     if plot is not None:  # after the result is out, so a plot that cannot be written loses nothing
         from hybrid.suites.plots import search_plot
 

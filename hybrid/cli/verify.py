@@ -11,11 +11,13 @@ import argparse
 from typing import Any
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, resolve, time_limited
+from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, no_result, resolve, time_limited
+from hybrid.cli.progress import progress_reporter
 from hybrid.cli.render import params_text
 from hybrid.formats import (enclosure_str, eps_text, lower_str, output_str, params_to_json, ratio_lower_str,
                             upper_str, value_to_json, witness_to_json)
 from samplers.errors import ParameterError
+from samplers.numerals import is_integer, short_text
 from verifiers.bdd.bitblast import DEFAULT_NODE_BUDGET
 from verifiers.ratio import ratio_str
 from verifiers.verify import Verification, restricted, verify
@@ -41,13 +43,18 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 def _input_range(text: str) -> tuple[int, int]:
     lo, sep, hi = text.partition("..")
-    try:
-        a, b = int(lo), int(hi)
-    except ValueError:
-        a, b = 1, 0
+    a, b = (int(lo), int(hi)) if is_integer(lo) and is_integer(hi) else (1, 0)
     if not sep or a > b:
-        raise ParameterError(f"--input-range must be LO..HI with integers LO <= HI, got {text!r}")
+        raise ParameterError(f"--input-range must be LO..HI with integers LO <= HI, got {short_text(repr(text))}")
     return a, b
+
+
+def _remedy(limit: dict[str, int]) -> str:
+    if "bdd_nodes" in limit:
+        return "raise --node-budget or try --backend enumerate"
+    if "domain_points" in limit:
+        return "narrow the domain with --input-range LO..HI"
+    return "raise --time-budget or narrow the domain with --input-range LO..HI"
 
 
 def to_json(v: Verification, mech: Any, params: dict[str, Any], precision: float | None) -> dict[str, Any]:
@@ -91,29 +98,28 @@ def run(args: argparse.Namespace) -> int:
     program = mech.trace(**params)
     if args.input_range is not None:
         program = restricted(program, *_input_range(args.input_range))
-    v = verify(program, backend=args.backend, eps=args.eps, precision=args.precision,
-               **({"node_budget": args.node_budget, "reorder": args.reorder}
-                  if args.backend in ("auto", "bdd") else {}))
+    with progress_reporter(quiet=args.json) as say:
+        say(f"compiling {mech.name}")
+        v = verify(program, backend=args.backend, eps=args.eps, precision=args.precision, progress=say,
+                   **({"node_budget": args.node_budget, "reorder": args.reorder}
+                      if args.backend in ("auto", "bdd") else {}))
     data = to_json(v, mech, params, args.precision)
     if args.json:
         emit_json(data)
-        return 0
-    _print(data, v)
+    else:
+        _print(data, v)
+    if data["ratio"] is None and v.status != "ok":
+        return no_result(data["limits_hit"][0], _remedy(data["limit"]))
     return 0
 
 
 def _print(d: dict[str, Any], v: Verification) -> None:
     lib = f" ({d['bdd_library']}, {d['bdd_nodes']} BDD nodes)" if "bdd_library" in d else ""
     print(f"{d['mechanism']} {params_text(d['params'])}: backend {d['backend']}{lib}")
-    if d["status"] == "budget_exceeded":
-        print(f"  stopped: {d['limits_hit'][0]}; no certified result (raise --node-budget or try --backend enumerate)"
-              if "bdd_nodes" in d["limit"] else f"  stopped: {d['limits_hit'][0]}; no certified result")
-        return
+    if d["ratio"] is None and d["status"] != "ok":
+        return  # the one no-result sentence follows on stderr
     if d["status"] == "time_limit":
         print(f"  stopped: {d['limits_hit'][0]}")
-        if d["ratio"] is None:
-            print("  no certified result")
-            return
         print(f"  best pair so far: e^eps >= {ratio_lower_str(d['ratio'])}, eps >= {lower_str(d['eps_lower'])} "
               f"(certified lower bound; {d['pairs']} neighbour pairs examined, nothing proved about the rest)")
         if d["proved_dp"] is False:

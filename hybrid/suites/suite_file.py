@@ -37,6 +37,8 @@ from typing import Any
 
 from samplers import catalogue
 from samplers.errors import DPHybridError
+from samplers.numerals import short_text
+from samplers.readers import short_repr
 from verifiers.ratio import parse_ratio
 
 BUILTIN = ("discrete", "statdp", "dpsniper")
@@ -109,20 +111,20 @@ def _entry_id(mech: str, params: dict[str, Any], claimed: float | None) -> str:
 def _number(v: Any, what: str) -> float:
     """A finite float (nan, inf and integers beyond a double are refused)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise SuiteError(f"{what} must be a number, got {v!r}")
+        raise SuiteError(f"{what} must be a number, got {short_repr(v)}")
     try:
         x = float(v)
     except OverflowError:
         x = math.inf
     if not math.isfinite(x):
-        raise SuiteError(f"{what} must be a finite number, got {v!r}")
+        raise SuiteError(f"{what} must be a finite number, got {short_repr(v)}")
     return x
 
 
 def _in_range(v: Any, what: str, most: float) -> float:
     x = _number(v, what)
     if not 0 < x <= most:
-        raise SuiteError(f"{what} must be in (0, {most:g}], got {v!r}")
+        raise SuiteError(f"{what} must be in (0, {most:g}], got {short_repr(v)}")
     return x
 
 
@@ -142,7 +144,7 @@ def check_claimed_eps(v: Any, what: str = "claimed_eps") -> float | None:
         return None
     x = _number(v, what)
     if x < 0:
-        raise SuiteError(f"{what} must be non-negative, got {v!r}")
+        raise SuiteError(f"{what} must be non-negative, got {short_repr(v)}")
     return x
 
 
@@ -159,10 +161,10 @@ def check_reference(ref: Any, what: str) -> dict[str, Any]:
         if kind is float:
             _number(value, f"{what}.{key}")
         elif kind is not None and not isinstance(value, kind):
-            raise SuiteError(f"{what}.{key} must be a {kind.__name__}, got {value!r}")
+            raise SuiteError(f"{what}.{key} must be a {kind.__name__}, got {short_repr(value)}")
     if "exact_ratio" in ref and not _is_ratio(ref["exact_ratio"]):
         raise SuiteError(f"{what}.exact_ratio must be a ratio such as \"288/73\" or \"inf\", "
-                         f"got {ref['exact_ratio']!r}")
+                         f"got {short_repr(ref['exact_ratio'])}")
     return dict(ref)
 
 
@@ -175,7 +177,7 @@ def _is_ratio(text: str) -> bool:
 
 def _entry(raw: Any, defaults: dict[str, Any], where: str) -> Entry:
     if not isinstance(raw, dict):
-        raise SuiteError(f"{where}: an entry must be a table, got {raw!r}")
+        raise SuiteError(f"{where}: an entry must be a table, got {short_repr(raw)}")
     raw = {**defaults, **raw}
     known = {"id", "mechanism", "params", "claimed_eps", "precision", "budget", "seed", "samples", "reference",
              "time_limit"}
@@ -197,12 +199,12 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str) -> Entry:
     limit = None if limit is None else check_seconds(limit, f"{where}: time_limit")
     seed, samples = raw.get("seed", 0), raw.get("samples")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_BOUND:
-        raise SuiteError(f"{where}: seed must be an integer in [0, 2^64), got {seed!r}")
+        raise SuiteError(f"{where}: seed must be an integer in [0, 2^64), got {short_repr(seed)}")
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1000):
         raise SuiteError(f"{where}: samples must be an integer of at least 1000")
     given_id = raw.get("id")
     if given_id is not None and (not isinstance(given_id, str) or not given_id.strip()):
-        raise SuiteError(f"{where}: id must be a non-empty string, got {given_id!r}")
+        raise SuiteError(f"{where}: id must be a non-empty string, got {short_repr(given_id)}")
     return Entry(id=given_id or _entry_id(mech.name, params, claimed), mechanism=mech.name,
                  params=dict(params), claimed_eps=claimed, precision=precision, budget=budget,
                  seed=seed, samples=samples, reference=reference, time_limit=limit)
@@ -223,7 +225,10 @@ def parse_suite(data: Any, name: str) -> Suite:
     dup = next((i for i in ids if ids.count(i) > 1), None)
     if dup is not None:
         raise SuiteError(f"suite {name}: two entries have the id {dup!r}; give them distinct ids")
-    return Suite(str(data.get("name", name)), entries, str(data.get("description", "")))
+    for key in ("name", "description"):
+        if not isinstance(data.get(key, ""), str):
+            raise SuiteError(f"suite {name}: {key} must be a string, got {short_repr(data[key])}")
+    return Suite(data.get("name", name), entries, data.get("description", ""))
 
 
 def load_suite(name_or_path: str) -> Suite:
@@ -237,8 +242,8 @@ def load_suite(name_or_path: str) -> Suite:
     try:
         text = path.read_text()
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
-        raise SuiteError(f"cannot read suite {path}: {e}") from None
+    except (OSError, ValueError) as e:  # UnicodeDecodeError, JSON and TOML errors, integers beyond the limit
+        raise SuiteError(f"cannot read suite {path}: {short_text(str(e), 200)}") from None
     except RecursionError:
         raise SuiteError(f"cannot read suite {path}: nested too deeply") from None
     return parse_suite(data, path.stem)

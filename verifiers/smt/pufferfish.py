@@ -468,6 +468,8 @@ def _yaml(text: str, where: str) -> Any:
         raise ParameterError(f"{where}: not valid YAML ({str(e).splitlines()[0]})") from None
     except RecursionError:
         raise ParameterError(f"{where}: nested too deeply to read") from None
+    except ValueError as e:  # an integer beyond Python's int-string limit
+        raise ParameterError(f"{where}: cannot read a value ({e})") from None
     return check_depth(data, where, error=ParameterError)
 
 
