@@ -45,3 +45,8 @@ class BudgetExceeded(LimitExceeded):
 
 class SolverUnknown(LimitExceeded):
     """An exact solver stopped at an explicit limit (e.g. a timeout) without deciding."""
+
+
+def install_hint(extra: str) -> str:
+    """How to install an optional extra, from PyPI and from a clone of the repository."""
+    return f"pip install 'dphybrid[{extra}]' (from a clone: pip install '.[{extra}]')"

@@ -48,7 +48,7 @@ def parse_decimal(text: str, what: str, *, error: type[DPHybridError] = Paramete
     """The finite double of a decimal ``text``; one that rounds to 0 or infinity is refused."""
     t = text.strip()
     if not DECIMAL.fullmatch(t) or len(t) > MAX_DIGITS:
-        raise error(f"{what}: {short_text(repr(text))} is not a finite number (a decimal or a rational like 1/2)")
+        raise error(f"{what}: {short_text(repr(text))} is not a number (a finite decimal or a rational like 1/2)")
     f = float(t)
     if math.isinf(f):
         raise error(f"{what}: {short_text(text)} is not a finite number (it rounds to infinity as a double)")

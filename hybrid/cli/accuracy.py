@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, resolve, time_limited
+from hybrid.cli.progress import progress_reporter
 from hybrid.formats import params_to_json, value_to_json
 from samplers.errors import ParameterError
 from samplers.lang.exact import exact, fraction_str
@@ -40,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
     program = mech.trace(**params)
     refuse_continuous(program, args.backend if args.backend != "auto" else "exact")
     backend = get_backend(program, args.backend)
-    result = accuracy(backend, _alpha(args.alpha)) if args.alpha is not None else tightest_alpha(backend, args.beta)
+    with progress_reporter(quiet=args.json) as say:
+        say(f"accuracy of {mech.name} over {program.domain.count():,} inputs ({backend.name} backend)")
+        result = (accuracy(backend, _alpha(args.alpha)) if args.alpha is not None
+                  else tightest_alpha(backend, args.beta))
     data: dict[str, Any] = {
         "mechanism": mech.name, "params": params_to_json(params), "backend": backend.name,
         "target": "noiseless output", "alpha": value_to_json(result.alpha),

@@ -12,6 +12,7 @@ import argparse
 from fractions import Fraction
 
 from hybrid.formats import eps_value
+from hybrid.searcher.budget import MAX_PRECISION
 from samplers.errors import ParameterError
 from samplers.lang.exact import exact
 from samplers.numerals import parse_integer, short_text
@@ -50,6 +51,18 @@ def positive_int(text: str) -> int:
     return v
 
 
+MAX_SAMPLES = 10**10  # outputs a run may be asked for: at ~10^7 a second, hours beyond any time budget
+
+
+def sample_count(text: str) -> int:
+    """A sample budget: a positive integer a run can draw (at most :data:`MAX_SAMPLES`)."""
+    v = positive_int(text)
+    if v > MAX_SAMPLES:
+        raise argparse.ArgumentTypeError(f"{short_text(text)} is more than the {MAX_SAMPLES:.0e} samples a run can "
+                                         "draw (about 10^7 a second)")
+    return v
+
+
 def nonnegative_int(text: str) -> int:
     """A count that may be 0 (e.g. ``--top 0`` for no cap)."""
     v = _integer(text)
@@ -72,6 +85,15 @@ def positive(text: str) -> float:
     if v <= 0:
         raise argparse.ArgumentTypeError(f"{short_text(text)} is not positive")
     return _finite_float(v, text)
+
+
+def precision(text: str) -> float:
+    """A bracket width: a number in (0, 1] (the rule suite files follow too)."""
+    v = positive(text)
+    if v > MAX_PRECISION:
+        raise argparse.ArgumentTypeError(f"{short_text(text)} is wider than {MAX_PRECISION:g}: such a bracket says "
+                                         "nothing about epsilon")
+    return v
 
 
 def probability(text: str) -> float:

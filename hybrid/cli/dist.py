@@ -17,6 +17,7 @@ from hybrid.cli.common import (
     resolve,
     time_limited,
 )
+from hybrid.cli.progress import progress_reporter
 from hybrid.formats import enclosure_str, output_str, output_to_json, params_to_json
 from samplers.lang.exact import fraction_str
 from samplers.lang.ir import INT
@@ -46,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
                    f"a distribution over up to {program.output_space} outputs",
                    "use 'dphybrid verify' or 'dphybrid sample' for a mechanism this large")
     x = backend.check_input(parse_input(args.input))
-    dist = backend.distribution(x)
+    with progress_reporter(quiet=args.json) as say:
+        say(f"computing the distribution of {mech.name} on {list(x)} ({backend.name} backend)")
+        dist = backend.distribution(x)
     items = sorted(dist.items(), key=lambda kv: output_order(kv[0]))
     if args.json:
         emit_json({

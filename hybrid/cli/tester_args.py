@@ -16,7 +16,7 @@ DEFAULT_SAMPLES = {"statdp": (500_000, 100_000), "sniper": (10_000_000, 300_000)
 
 def add_tester_args(p: argparse.ArgumentParser, samples_help: str) -> None:
     add_mechanism_args(p)
-    p.add_argument("--samples", type=argtypes.positive_int, default=None, help=samples_help)
+    p.add_argument("--samples", type=argtypes.sample_count, default=None, help=samples_help)
     p.add_argument("--seed", type=argtypes.seed, default=0, help="random seed in [0, 2^64) (default 0)")
     add_time_budget(p)
 
@@ -34,15 +34,22 @@ def positive_samples(args: argparse.Namespace, method: str, sampler: object) -> 
 
 def resolve_sampler(args: argparse.Namespace) -> Any:
     """A compiled catalogue mechanism, or a library black box named ``library:mechanism``."""
-    from samplers.compile import compile_sampler
-    from samplers.libraries import library_mechanism
-
     if ":" in args.mechanism:
+        from samplers.libraries import library_mechanism
+
         return library_mechanism(args.mechanism, parse_params(args.param))
-    mech, params = resolve(args)
+    mech, params = resolve(args)  # a bad name or parameter is reported before numba is imported
+    from samplers.compile import compile_sampler
+
     sampler = compile_sampler(mech, **params)
     sampler.warm_up()
     return sampler
+
+
+def samples_text(res: Any, n: int) -> str:
+    """``"N samples"``, or ``"D of N samples drawn"`` when a time limit cut the draws short."""
+    drawn = res.extra.get("outputs_drawn", n)
+    return f"{drawn} samples" if drawn >= n else f"{drawn} of {n} samples drawn"
 
 
 def print_witness(res: Any) -> None:

@@ -32,7 +32,7 @@ def register(subs: argparse._SubParsersAction) -> None:
                    help="verify only inputs with every coordinate in LO..HI (e.g. 0..2)")
     p.add_argument("--eps", type=argtypes.epsilon, default=None,
                    help="prove or refute eps-DP (natural log; 7/10 is exactly seven tenths)")
-    p.add_argument("--precision", type=argtypes.positive, default=None,
+    p.add_argument("--precision", type=argtypes.precision, default=None,
                    help="also bisect eps with the decision oracle to this width")
     p.add_argument("--node-budget", type=argtypes.positive_int, default=DEFAULT_NODE_BUDGET,
                    help=f"BDD node budget (default {DEFAULT_NODE_BUDGET})")

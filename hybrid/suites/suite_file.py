@@ -35,6 +35,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from hybrid.searcher.budget import MAX_PRECISION
 from samplers import catalogue
 from samplers.errors import DPHybridError
 from samplers.numerals import short_text
@@ -44,7 +45,6 @@ from verifiers.ratio import parse_ratio
 BUILTIN = ("discrete", "statdp", "dpsniper")
 DEFAULT_PRECISION = 1e-3
 DEFAULT_BUDGET = 600.0  # seconds: a safety limit per entry
-MAX_PRECISION = 1.0  # a wider bracket says nothing about epsilon
 MAX_SECONDS = 7 * 24 * 3600.0  # budgets and limits beyond a week are typos (1e300, inf)
 HARD_LIMIT_FACTOR = 2.0  # the default hard limit: twice the entry's budget plus a grace period
 GRACE = 30.0

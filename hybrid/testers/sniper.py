@@ -124,6 +124,7 @@ def _fit_serial(classifier: str, X: np.ndarray, y: np.ndarray, seed: int, max_fi
     from sklearn.preprocessing import StandardScaler
 
     X, y, w = _compress(X, y, max_fit, seed)
+    deadline.check("while training the attack")
     scaler = StandardScaler().fit(X, sample_weight=w)
     Z = scaler.transform(X)
     if classifier == "logistic":
