@@ -33,6 +33,7 @@ def test_vectorised_and_per_call_conventions():
         vec.sample((1,), -1, 0)
 
 
+@pytest.mark.slow
 def test_black_box_results_are_statistical():
     vec = VectorisedBlackBox(lambda x, n, rng: x[0] + rng.laplace(0, 2, n), domain=D, neighbours=one_differ,
                              name="lap", params={"scale": 2})

@@ -27,6 +27,7 @@ def _env_without_columns():
     return {k: v for k, v in os.environ.items() if k != "COLUMNS"}
 
 
+@pytest.mark.slow
 def test_continuous_witness_and_piped_tables_are_whole():
     """``dphybrid search laplace | cat``: the event is described, and no table cell is cut (its
     tester's certified ratio is a 57-character fraction, beyond an 80-column table)."""
@@ -134,6 +135,7 @@ def test_report_is_in_suite_order(results, capsys):
         "noisy_max_geom m=3", "rr n=2 lam=1/4", "rr n=2 lam=1/3", "rr n=2 lam=0", "rr n=2 lam=1/2"]
 
 
+@pytest.mark.slow
 def test_bounds_plot_without_warnings(results, tmp_path):
     png = tmp_path / "bars.png"
     res = subprocess.run([sys.executable, "-W", "error", "-m", "hybrid.cli", "report", str(results),
