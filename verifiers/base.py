@@ -38,7 +38,7 @@ Output = Any  # an int, or a tuple of ints (BOTTOM included)
 Event = Iterable[Output] | Callable[[Output], bool]
 Distribution = dict[Output, Fraction]
 Point = tuple[int, ...]
-MAX_CACHED_INPUTS = 1 << 16  # inputs whose laws a backend keeps during a sweep (then it starts afresh)
+MAX_CACHED_INPUTS = 1 << 14  # inputs whose laws a backend keeps during a sweep (then it starts afresh)
 Progress = Callable[[str], None]
 PROGRESS_EVERY = 512  # pairs between two progress messages of a sweep
 

@@ -35,7 +35,7 @@ from verifiers.bdd.wmc import Levels, count
 Law = tuple[Edge, int]  # D * P(o | x) as a WDD edge, and D
 SMALL_EVENT = 16  # up to this many outputs, an event is counted output by output
 MAX_TABLE = 2**26  # entries of a full table (every input bit pattern times every output code)
-MAX_WDD_ENTRIES = 2_000_000  # nodes and memo entries of the laws' manager before a sweep starts it afresh
+MAX_WDD_ENTRIES = 1_000_000  # nodes and memo entries of the laws' manager before a sweep starts it afresh
 
 
 @dataclass(frozen=True)
