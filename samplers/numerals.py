@@ -55,3 +55,10 @@ def parse_decimal(text: str, what: str, *, error: type[DPHybridError] = Paramete
     if f == 0 and Decimal(t) != 0:
         raise error(f"{what}: {short_text(text)} rounds to 0 as a double; write it as a rational p/q to keep it exact")
     return f
+
+
+def count_text(n: int) -> str:
+    """A count for people: ``12,345``, or ``about 10^30103`` when it is too long to print whole."""
+    if n < 10**15:
+        return f"{n:,}"
+    return f"about 10^{int((n.bit_length() - 1) * math.log10(2))}"

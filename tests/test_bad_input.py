@@ -70,6 +70,8 @@ FILES = {  # name -> bytes or a JSON value
                        b'"pairs": "all"}',
     "model_5000.yaml": b"kind: dp\nmechanism: {name: trunc_geom, params: {m: " + BIG + b"}}\npairs: all\n",
     "empty_event.json": _witness(event=[]),
+    "model_4000.json": b'{"kind": "dp", "mechanism": {"name": "trunc_geom", "params": {"m": ' + BIG[:4000] + b'}}, '
+                       b'"pairs": "all"}',
 }
 
 
@@ -178,6 +180,8 @@ CASES = [
     _bad("certify", "{d}/event_4000.json", msg="outside the range"),
     _bad("pufferfish", "{d}/model_5000.json", "--c", "2", msg="cannot read a value"),
     _bad("pufferfish", "{d}/model_5000.yaml", "--c", "2", msg="cannot read a value"),
+    _bad("pufferfish", "{d}/model_4000.json", "--c", "2", msg="(4000 characters)"),
+    _bad("dist", "rr", "-p", "n=100000", "--input", "0", msg="about 10^30102 outputs"),  # counts too long to print
     # item 6 and 12: plot paths checked up front, the empty one too
     _bad("search", "rr", "--plot", "", msg="names no file"),
     # item 9: numbers that round to 0 (or infinity) as doubles

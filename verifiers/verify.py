@@ -30,6 +30,7 @@ from samplers.deadline import TimeLimitReached
 from samplers.errors import BudgetExceeded, DomainError
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
+from samplers.numerals import count_text
 from verifiers.backends import get_backend
 from verifiers.base import GlobalEpsilon, Progress
 from verifiers.epsilon import Bisection, bisect_epsilon, compare_exp, exceeds_exp, within_exp
@@ -94,7 +95,7 @@ def check_enclosed_sweep(program: Program) -> None:
     points = program.domain.count()
     pairs = sweep_pairs_estimate(program) if points <= MAX_SWEEP_POINTS else points
     if pairs > MAX_ENCLOSED_PAIRS:
-        raise DomainError(f"the domain {program.domain.describe()} has {points:,} inputs and about {pairs:,} "
+        raise DomainError(f"the domain {program.domain.describe()} has {count_text(points)} inputs and about {count_text(pairs)} "
                           f"neighbour pairs, more than the {MAX_ENCLOSED_PAIRS:,} a sweep with continuous noise "
                           "may enclose; narrow it to a box (--input-range LO..HI, or verifiers.verify.restricted)")
 
@@ -111,7 +112,7 @@ def verify(program: Program, *, backend: str = "auto", eps: float | None = None,
     try:
         points = program.domain.count()
         if points > MAX_SWEEP_POINTS:
-            raise BudgetExceeded(f"the domain has {points} inputs, more than a sweep's {MAX_SWEEP_POINTS}",
+            raise BudgetExceeded(f"the domain has {count_text(points)} inputs, more than a sweep's {MAX_SWEEP_POINTS}",
                                  limit="domain_points", value=MAX_SWEEP_POINTS)
         if be.name == "continuous":
             t1 = time.perf_counter()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from fractions import Fraction
+from typing import Any
 
 from hybrid.formats import eps_value
 from hybrid.searcher.budget import MAX_PRECISION
@@ -56,10 +57,14 @@ MAX_SAMPLES = 10**10  # outputs a run may be asked for: at ~10^7 a second, hours
 
 def sample_count(text: str) -> int:
     """A sample budget: a positive integer a run can draw (at most :data:`MAX_SAMPLES`)."""
-    v = positive_int(text)
-    if v > MAX_SAMPLES:
-        raise argparse.ArgumentTypeError(f"{short_text(text)} is more than the {MAX_SAMPLES:.0e} samples a run can "
-                                         "draw (about 10^7 a second)")
+    return _at_most(positive_int(text), MAX_SAMPLES, text,
+                    f"more than the {MAX_SAMPLES:.0e} samples a run can draw (about 10^7 a second)")
+
+
+def _at_most(v: Any, most: Any, text: str, beyond: str) -> Any:
+    """``v``, or the error ``TEXT is BEYOND`` when it exceeds ``most``."""
+    if v > most:
+        raise argparse.ArgumentTypeError(f"{short_text(text)} is {beyond}")
     return v
 
 
@@ -89,11 +94,8 @@ def positive(text: str) -> float:
 
 def precision(text: str) -> float:
     """A bracket width: a number in (0, 1] (the rule suite files follow too)."""
-    v = positive(text)
-    if v > MAX_PRECISION:
-        raise argparse.ArgumentTypeError(f"{short_text(text)} is wider than {MAX_PRECISION:g}: such a bracket says "
-                                         "nothing about epsilon")
-    return v
+    return _at_most(positive(text), MAX_PRECISION, text,
+                    f"wider than {MAX_PRECISION:g}: such a bracket says nothing about epsilon")
 
 
 def probability(text: str) -> float:

@@ -22,6 +22,7 @@ from hybrid.formats import enclosure_str, output_str, output_to_json, params_to_
 from samplers.lang.exact import fraction_str
 from samplers.lang.ir import INT
 from samplers.memory import check_fits
+from samplers.numerals import count_text
 from verifiers.backends import get_backend
 from verifiers.base import output_order
 from verifiers.continuous.enclosure import Enclosure
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     backend = get_backend(program, args.backend)  # refuses continuous noise first
     if program.output_kind == INT:  # released real values have no distribution to list (the backend says so)
         check_fits(program.output_space * DIST_BYTES_PER_OUTPUT,
-                   f"a distribution over up to {program.output_space} outputs",
+                   f"a distribution over up to {count_text(program.output_space)} outputs",
                    "use 'dphybrid verify' or 'dphybrid sample' for a mechanism this large")
     x = backend.check_input(parse_input(args.input))
     with progress_reporter(quiet=args.json) as say:

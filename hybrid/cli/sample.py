@@ -45,9 +45,11 @@ def _float_summary(samples: np.ndarray) -> list[dict[str, Any]]:
         col = cols[:, j]
         finite = col[~np.isnan(col)]
         q = [float(v) for v in np.quantile(finite, [0.05, 0.5, 0.95])] if len(finite) else [None] * 3
-        out.append({"component": j, "bottom": int(np.isnan(col).sum()), "mean": float(np.mean(finite)) if len(finite) else None,
-                    "std": float(np.std(finite)) if len(finite) else None,
-                    "q05": q[0], "median": q[1], "q95": q[2]})
+        with np.errstate(over="ignore"):  # a scale like 1e300 overflows the variance: it is inf, as printed
+            out.append({"component": j, "bottom": int(np.isnan(col).sum()),
+                        "mean": float(np.mean(finite)) if len(finite) else None,
+                        "std": float(np.std(finite)) if len(finite) else None,
+                        "q05": q[0], "median": q[1], "q95": q[2]})
     return out
 
 
