@@ -101,6 +101,14 @@ def test_a_continuous_sweep_that_forgets_its_caches_gives_the_same_enclosure(mon
     assert (trimmed.ratio, trimmed.x, trimmed.x_prime, trimmed.pairs) == (full.ratio, full.x, full.x_prime, full.pairs)
 
 
+def test_counts_too_long_to_print_are_described():
+    from samplers.memory import human_bytes
+    from samplers.numerals import count_text
+
+    assert count_text(2**100000) == "about 10^30102" and count_text(12345) == "12,345"
+    assert human_bytes(300 * 2**100000) == "about 10^30105 B"
+
+
 # -- item 13: an impossible event certifies nothing ----------------------------------------
 
 def test_an_event_impossible_under_x_certifies_nothing(tmp_path, capsys):

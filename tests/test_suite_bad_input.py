@@ -88,7 +88,6 @@ ROW_FILES = {
     "limits_hit a list of numbers": _row('"result":{"eps_lower":0.5,"limits_hit":[1,2]}'),
     "eps_lower 1e400 beside ratio 3": _row('"result":{"eps_lower":1e400,"ratio":"3","certified":true}'),
     "eps_lower above its ratio": _row('"result":{"eps_lower":5.0,"ratio":"3","certified":true}'),
-    "eps_lower inf without a ratio": _row('"result":{"eps_lower":"inf","certified":true}'),
     "eps_lower -5": _row('"result":{"eps_lower":-5,"certified":true}'),
     "witness abc": _row('"result":{"eps_lower":0.5,"witness":{"x":"abc","x_prime":null}}'),
     "params nested": _row('"result":{"eps_lower":0.5}', params='{"m":{"a":[1]}}'),

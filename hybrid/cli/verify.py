@@ -106,18 +106,16 @@ def run(args: argparse.Namespace) -> int:
     data = to_json(v, mech, params, args.precision)
     if args.json:
         emit_json(data)
-    else:
-        _print(data, v)
-    if data["ratio"] is None and v.status != "ok":
+    if data["ratio"] is None and v.status != "ok":  # nothing to print but the one no-result sentence
         return no_result(data["limits_hit"][0], _remedy(data["limit"]))
+    if not args.json:
+        _print(data, v)
     return 0
 
 
 def _print(d: dict[str, Any], v: Verification) -> None:
     lib = f" ({d['bdd_library']}, {d['bdd_nodes']} BDD nodes)" if "bdd_library" in d else ""
     print(f"{d['mechanism']} {params_text(d['params'])}: backend {d['backend']}{lib}")
-    if d["ratio"] is None and d["status"] != "ok":
-        return  # the one no-result sentence follows on stderr
     if d["status"] == "time_limit":
         print(f"  stopped: {d['limits_hit'][0]}")
         print(f"  best pair so far: e^eps >= {ratio_lower_str(d['ratio'])}, eps >= {lower_str(d['eps_lower'])} "

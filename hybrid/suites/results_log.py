@@ -69,8 +69,6 @@ def _result_problem(r: dict[str, Any]) -> str | None:
             return "result.ratio must be a ratio such as \"288/73\" or \"inf\""
         if low is not None and (math.inf if low == "inf" else low) > eps_upper(value):
             return f"result.eps_lower {short_repr(low)} exceeds the level of result.ratio {short_repr(ratio)}"
-    elif low == "inf":
-        return "result.eps_lower \"inf\" needs result.ratio \"inf\""
     limits = r.get("limits_hit")
     if limits is not None and not (isinstance(limits, list) and all(isinstance(v, str) for v in limits)):
         return "result.limits_hit must be a list of strings"
