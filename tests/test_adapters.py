@@ -50,6 +50,7 @@ def test_unknown_library_mechanism_and_parameters():
         library_mechanism("diffprivlib:binary", {"eps": "1"})
 
 
+@pytest.mark.slow
 def test_opendp_mechanisms():
     pytest.importorskip("opendp")
     rr = library_mechanism("opendp:randomized_response", {"k": "4", "p": "0.5"})
@@ -66,6 +67,7 @@ def test_opendp_mechanisms():
         library_mechanism("opendp:randomized_response", {"k": "3", "p": "0.2"})
 
 
+@pytest.mark.slow
 def test_diffprivlib_mechanisms():
     pytest.importorskip("diffprivlib.mechanisms")
     binary = library_mechanism("diffprivlib:binary", {"epsilon": "1"})
