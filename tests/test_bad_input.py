@@ -181,6 +181,7 @@ CASES = [
     _bad("pufferfish", "{d}/model_5000.json", "--c", "2", msg="cannot read a value"),
     _bad("pufferfish", "{d}/model_5000.yaml", "--c", "2", msg="cannot read a value"),
     _bad("pufferfish", "{d}/model_4000.json", "--c", "2", msg="(4000 characters)"),
+    _bad("dist", "x" * 5000, "--input", "0", msg="(5002 characters)"),
     # item 6 and 12: plot paths checked up front, the empty one too
     _bad("search", "rr", "--plot", "", msg="names no file"),
     # item 9: numbers that round to 0 (or infinity) as doubles

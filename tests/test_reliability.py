@@ -61,6 +61,13 @@ def test_bit_blasting_stops_at_its_time_budget_and_says_no_result(capsys):
     assert seconds < budget * SLACK
 
 
+def test_growing_pufferfish_lengths_stop_at_the_time_budget(capsys):
+    budget = 4.0
+    code, seconds = _timed(["pufferfish", "geometric_dp", "--c", "2", "--k", "100000", "--time-budget", str(budget)])
+    assert code == NO_RESULT and _no_result(capsys.readouterr().err)
+    assert seconds < budget * SLACK
+
+
 def test_a_node_budget_stop_is_no_result(capsys):
     assert main(["verify", "noisy_max_geom", "--backend", "bdd", "--node-budget", "40"]) == NO_RESULT
     out, err = capsys.readouterr()

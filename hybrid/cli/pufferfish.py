@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_json_flag, emit_json, no_result, parse_params
+from hybrid.cli.common import add_json_flag, add_time_budget, emit_json, no_result, parse_params, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.formats import eps_text, exact_str, lower_str, output_str, output_to_json, upper_str, value_to_json
 from samplers.errors import ParameterError, SolverUnknown
@@ -47,7 +47,8 @@ def register(subs: argparse._SubParsersAction) -> None:
                    help="fix a model parameter to an exact value (repeatable)")
     p.add_argument("--list", action="store_true", help="list the shipped example models")
     add_json_flag(p)
-    p.set_defaults(run=run)
+    add_time_budget(p)
+    p.set_defaults(run=time_limited(run))
 
 
 def _symbol(s: Any) -> Any:

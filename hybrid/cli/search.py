@@ -9,6 +9,7 @@ from hybrid.cli.common import add_mechanism_args, emit_json, no_result, resolve,
 from hybrid.cli.progress import progress_reporter
 from hybrid.formats import float_at_most
 from hybrid.searcher.budget import Budget
+from samplers import deadline
 from samplers.errors import ParameterError
 
 
@@ -41,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if args.samples < 1000:
         raise ParameterError(f"--samples must be at least 1000, got {args.samples}")
     mech, params = resolve(args)  # a bad name or parameter is reported before the heavy imports
+    deadline.check("before the search started")  # a budget start-up already spent ends here, not after imports
     from hybrid.searcher.search import search
 
     plot = None

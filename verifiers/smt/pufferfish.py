@@ -28,7 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from samplers import catalogue
+from samplers import catalogue, deadline
 from samplers.errors import DomainError, ParameterError, SolverUnknown
 from samplers.lang.ir import Program
 from samplers.readers import as_int, as_list, as_object, check_depth, parse_json, read_text, short_repr
@@ -285,6 +285,7 @@ def check_lengths(inst: Instance, c: Fraction, k_max: int, *, k_min: int | None 
         raise ParameterError(f"--k {k_max} is below the model's observation length {k_min}")
     results = []
     for k in range(k_min, k_max + 1):
+        deadline.check(f"checking observation length {k} of {inst.name}")
         results.append(check_instance(inst, c, k=k, **kw))
         if results[-1].status != "holds":
             break
