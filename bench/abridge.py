@@ -1,4 +1,4 @@
-"""Abridge a JSON document for the README: ``dphybrid ... --json | python -m bench.abridge``.
+"""Abridge a JSON document for the docs: ``dphybrid ... --json | python -m bench.abridge``.
 
 Reads one JSON value on stdin and prints it with every key kept, one top-level key a
 line, each value compact; a list of lists or objects longer than ``--keep`` items (default 1)

@@ -4,9 +4,10 @@ Each benchmark runs in its own process, ``python -m bench.NAME [--quick]``; its 
 streamed to the terminal and captured.  The document (default ``bench/RESULTS.md``) has a
 header (date, machine, the exact command) and one section per benchmark: the command that
 reproduces it, its wall time and its output, or for a failed benchmark the error tail
-(the harness then exits 1).  ``--readme FILE`` also replaces the text between the lines
-``<!-- bench:start -->`` and ``<!-- bench:end -->`` of FILE with the document's body, its
-headings one level down so the sections sit under the README's ``## Performance``.
+(the harness then exits 1).  ``--readme FILE`` (any markdown file: the docs' page is
+``docs/performance.md``) also replaces the text between the lines ``<!-- bench:start -->``
+and ``<!-- bench:end -->`` of FILE with the document's body, its headings one level down so
+the sections sit under the page's ``## Benchmarks``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from typing import IO
 
 from bench.common import machine
 
-BENCHES = ("startup", "samplers", "verify", "testers", "search", "smt", "suite", "continuous")
+BENCHES = ("startup", "samplers", "verify", "testers", "search", "smt", "suite", "continuous", "prover",
+           "composition", "plain", "libraries")
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 DEFAULT_OUT = Path(__file__).resolve().parent / "RESULTS.md"
 ERROR_TAIL = 30  # lines of a failed benchmark's stderr kept in its section
@@ -34,7 +36,7 @@ _HEADING = re.compile(r"^(#{1,6})(?=\s)")
 
 
 class MarkerError(ValueError):
-    """The README lacks the bench markers (or has them twice, or in the wrong order)."""
+    """The markdown file lacks the bench markers (or has them twice, or in the wrong order)."""
 
 
 @dataclass
@@ -144,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="pass --quick to every benchmark (a smoke run)")
     ap.add_argument("--only", default="", help=f"comma-separated benchmarks (default all: {','.join(BENCHES)})")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the markdown document (default bench/RESULTS.md)")
-    ap.add_argument("--readme", type=Path, help=f"also replace the text between {START} and {END} in this file")
+    ap.add_argument("--readme", type=Path, metavar="FILE",
+                    help=f"also replace the text between {START} and {END} in this markdown file "
+                         "(docs/performance.md)")
     args = ap.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = sorted(set(only) - set(BENCHES))

@@ -1,6 +1,8 @@
-"""Rewrite the README's generated blocks by running their commands: ``python -m bench.readme_examples``.
+"""Rewrite the generated blocks of the README and the docs by running their commands:
+``python -m bench.readme_examples``.
 
-The README marks every generated block with a pair of comment lines::
+Any markdown file may hold generated blocks (by default: README.md and every page under docs/
+that has one); each is marked with a pair of comment lines::
 
     <!-- output: COMMAND -->         a ```text block: "$ COMMAND" and what it printed
     <!-- output:end -->
@@ -13,17 +15,18 @@ The README marks every generated block with a pair of comment lines::
     <!-- python-output:end -->       printed (run as ``python -``)
 
 ``COMMAND (exit N)`` names the exit status a command documents (default 0).  Blocks run
-in README order, through bash, in one working directory (a fresh temporary one, or
-``--workdir``), so a later block may read what an earlier one wrote; ``dphybrid`` is the one
-installed beside this interpreter, and the terminal is 80 columns wide, the width rich
-assumes when output is piped.  A command exiting with another status fails the run and
-leaves the README unchanged; otherwise the blocks are spliced into the README as it is when
-the run ends.  ``--only TEXT`` regenerates the blocks whose command contains TEXT;
-``--no-suites`` skips the (long) report blocks.  A fenced block right after a line
-``<!-- file: NAME -->`` (a suite file, a witness file the README shows) is written to NAME in
-the working directory before any block runs.  A suite run leaves its results file and a
-record of the run (``FILE.run.json``: date, machine, load, wall time) in the working
-directory; ``--workdir DIR --reuse-results`` renders the report from them again.
+file by file, each file's in order, through bash, in one working directory (a fresh
+temporary one, or ``--workdir``), so a later block may read what an earlier one wrote;
+``dphybrid`` is the one installed beside this interpreter, and the terminal is 80 columns
+wide, the width rich assumes when output is piped.  A command exiting with another status
+fails the run and leaves every file unchanged; otherwise the blocks are spliced into each
+file as it is when the run ends.  ``--only TEXT`` regenerates the blocks whose command
+contains TEXT; ``--no-suites`` skips the (long) report blocks, and a suite shown in several
+files runs once.  A fenced block right after a line ``<!-- file: NAME -->`` (a suite file, a
+witness file a page shows) is written to NAME in the working directory before that file's
+blocks run.  A suite run leaves its results file and a record of the run (``FILE.run.json``:
+date, machine, load, wall time) in the working directory; ``--workdir DIR --reuse-results``
+renders the report from them again.
 """
 
 from __future__ import annotations
@@ -97,7 +100,7 @@ def run(command: str, workdir: Path, status: int = 0) -> str:
     res = subprocess.run(["bash", "-c", command], cwd=workdir, env=_env(), stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     if res.returncode != status:
-        raise BlockError(f"{command!r} exited with status {res.returncode}, the README says {status}:\n"
+        raise BlockError(f"{command!r} exited with status {res.returncode}, the page says {status}:\n"
                          + res.stdout[-3000:])
     return "\n".join(line.rstrip() for line in res.stdout.strip("\n").splitlines())
 
@@ -197,10 +200,13 @@ def files(text: str) -> list[tuple[int, str, str]]:
     return out
 
 
-def generate(text: str, workdir: Path, only: list[str], suites: bool, reuse: bool) -> dict[Key, list[str]]:
+def generate(text: str, workdir: Path, only: list[str], suites: bool, reuse: bool,
+             reports: dict[str, list[str]] | None = None) -> dict[Key, list[str]]:
     """The new contents of the selected blocks of ``text`` (the ``<!-- file: NAME -->`` blocks are
-    written to the working directory first)."""
+    written to the working directory first); ``reports`` holds the report blocks already
+    rendered in this run, by command, so a suite shown in several files runs once."""
     new: dict[Key, list[str]] = {}
+    reports = {} if reports is None else reports
     lines = text.splitlines()
     for _, name, content in files(text):
         (workdir / name).write_text(content)
@@ -210,7 +216,9 @@ def generate(text: str, workdir: Path, only: list[str], suites: bool, reuse: boo
         if b.kind == "output":
             new[key] = output_block(b, workdir)
         elif b.kind == "report":
-            new[key] = report_block(b, workdir, reuse)
+            if b.command not in reports:
+                reports[b.command] = report_block(b, workdir, reuse)
+            new[key] = reports[b.command]
         else:
             new[key] = python_block(b, lines, workdir)
     return new
@@ -222,7 +230,7 @@ def splice(text: str, new: dict[Key, list[str]]) -> str:
     keyed = _keyed(text)
     missing = set(new) - {key for key, _ in keyed}
     if missing:
-        raise BlockError(f"the README no longer has the block {sorted(missing)[0]}")
+        raise BlockError(f"the file no longer has the block {sorted(missing)[0]}")
     for key, b in keyed:
         out += lines[i:b.start + 1]
         out += new.get(key, lines[b.start + 1:b.end])
@@ -231,9 +239,16 @@ def splice(text: str, new: dict[Key, list[str]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def documents() -> list[Path]:
+    """README.md, then every page under docs/ holding a generated block, in path order."""
+    return [ROOT / "README.md", *(p for p in sorted((ROOT / "docs").rglob("*.md")) if blocks(p.read_text()))]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.readme_examples", description=__doc__.splitlines()[0])
-    ap.add_argument("--readme", type=Path, default=ROOT / "README.md", help="the file to rewrite (default README.md)")
+    ap.add_argument("--readme", "--file", dest="files", type=Path, action="append", metavar="FILE",
+                    help="a markdown file to rewrite (repeatable; default README.md and the docs/*.md pages "
+                         "with generated blocks)")
     ap.add_argument("--only", action="append", default=[], metavar="TEXT",
                     help="regenerate only the blocks whose command contains TEXT (repeatable)")
     ap.add_argument("--no-suites", action="store_true", help="skip the report blocks (each runs a whole suite)")
@@ -243,24 +258,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="print the blocks' commands and exit")
     args = ap.parse_args(argv)
     try:
-        text = args.readme.read_text()
-        found = blocks(text)
+        paths = args.files or documents()
+        texts = {path: path.read_text() for path in paths}
+        found = {path: blocks(text) for path, text in texts.items()}
     except (OSError, BlockError) as e:
         ap.error(str(e))
     if args.list:
-        for b in found:
-            print(f"{b.kind}: {b.command or '(the python block above)'}" + (f" (exit {b.status})" if b.status else ""))
+        for path, bs in found.items():
+            for b in bs:
+                print(f"{os.path.relpath(path)}: {b.kind}: {b.command or '(the python block above)'}"
+                      + (f" (exit {b.status})" if b.status else ""))
         return 0
     with tempfile.TemporaryDirectory(prefix="readme-examples-") as tmp:
         workdir = args.workdir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
+        reports: dict[str, list[str]] = {}
         try:
-            new = generate(text, workdir, args.only, not args.no_suites, args.reuse_results)
-            args.readme.write_text(splice(args.readme.read_text(), new))  # as it is now: edits meanwhile stay
+            new = {path: generate(text, workdir, args.only, not args.no_suites, args.reuse_results, reports)
+                   for path, text in texts.items()}
+            spliced = {path: splice(path.read_text(), new[path]) for path in paths}  # as they are now
         except BlockError as e:
             print(f"readme_examples: {e}", file=sys.stderr)
             return 1
-    print(f"regenerated {len(new)} block(s) of {args.readme}", file=sys.stderr)
+    for path, text in spliced.items():
+        path.write_text(text)
+        print(f"regenerated {len(new[path])} block(s) of {path}", file=sys.stderr)
     return 0
 
 

@@ -3,7 +3,7 @@
 Three stages, one subpackage each, with the command line on top (``hybrid.cli``):
 ``hybrid.testers`` (statistical testers) -> ``hybrid.searcher`` (certified search)
 -> ``hybrid.suites`` (parallel suite runs and reports).  ``formats``, ``inputs``,
-``seeds`` and ``timing`` are shared by all three.
+``out_files``, ``seeds`` and ``timing`` are shared by all three.
 
 ``search`` finds a certified lower bound on a mechanism's epsilon; ``certify`` computes
 the exact ratio of a witness (ours, StatDP's, or an exported classifier attack).  The

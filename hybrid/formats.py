@@ -9,7 +9,7 @@ infinity, so :func:`json_safe` writes infinities as ``"inf"`` / ``"-inf"`` and N
 from __future__ import annotations
 
 import math
-from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, localcontext
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Context, Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Mapping
 
@@ -84,10 +84,9 @@ def _directed(v: Any, digits: int, rounding: str) -> str:
         return v
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
-    d = Decimal(v)
-    with localcontext() as ctx:  # enough digits for the integer part of a huge value (1e30) too
-        ctx.prec = max(ctx.prec, d.adjusted() + digits + 2)
-        return str(d.quantize(Decimal(1).scaleb(-digits), rounding=rounding))
+    d = Decimal(v)  # exact; the context holds every digit kept (the default 28 fail from 1e22 on)
+    ctx = Context(prec=max(1, d.adjusted()) + digits + 2, Emax=MAX_EMAX, Emin=MIN_EMIN)
+    return str(d.quantize(Decimal(1).scaleb(-digits), rounding=rounding, context=ctx))
 
 
 def lower_str(v: Any, digits: int = 6) -> str:
@@ -98,6 +97,17 @@ def lower_str(v: Any, digits: int = 6) -> str:
 def upper_str(v: Any, digits: int = 6) -> str:
     """An upper bound for people to read: rounded up."""
     return _directed(v, digits, ROUND_CEILING)
+
+
+def proved_upper_str(upper: Any, exact_eps: Any = None, digits: int = 6) -> str:
+    """A proved upper bound for people: a proof's exact rational eps when its decimal ends
+    within ``digits`` places (``7/40`` as ``0.175``), else the float rounded up."""
+    if isinstance(exact_eps, str) and "/" in exact_eps or isinstance(exact_eps, Fraction):
+        q = Fraction(exact_eps)
+        scaled = q * 10**digits
+        if scaled.denominator == 1:
+            return format(Decimal(scaled.numerator).scaleb(-digits).normalize(), "f")
+    return upper_str(upper, digits)
 
 
 def witness_to_json(mechanism: str, params: Mapping[str, Any], x: Any, x_prime: Any, event: Any) -> dict[str, Any]:

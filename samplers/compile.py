@@ -174,9 +174,9 @@ class Sampler:
         self.sample(x, 1, 0)
 
 
-def compile_sampler(mech: Mechanism | Program, **params: Any) -> Sampler:
-    """A numba sampler for a mechanism (traced with ``params``) or an already traced program."""
-    program = mech if isinstance(mech, Program) else mech.trace(**params)
-    if isinstance(mech, Program) and params:
-        raise ParameterError("parameters cannot be given with an already traced program")
-    return Sampler(program)
+def compile_sampler(mech: Mechanism | Program | Callable[..., Any], **params: Any) -> Sampler:
+    """A numba sampler for a mechanism (traced with ``params``), an already traced program, or a
+    plain function in StatDP's contract (traced by :mod:`samplers.plain`)."""
+    from samplers.plain import as_program
+
+    return Sampler(as_program(mech, **params))

@@ -47,6 +47,22 @@ class SolverUnknown(LimitExceeded):
     """An exact solver stopped at an explicit limit (e.g. a timeout) without deciding."""
 
 
+class UntraceableError(LanguageError):
+    """Plain Python code did something the path-forking tracer cannot follow (samplers.plain).
+
+    ``site`` is ``"file:line"`` of the user's code and ``operation`` what it did there.
+    """
+
+    def __init__(self, message: str, *, site: str = "", operation: str = "") -> None:
+        super().__init__(f"{site}: {message}" if site else message)
+        self.site = site
+        self.operation = operation
+
+
+class TooManyPaths(UntraceableError):
+    """Path-forking exploration of a plain Python mechanism passed its explicit path limit."""
+
+
 def install_hint(extra: str) -> str:
     """How to install an optional extra, from PyPI and from a clone of the repository."""
     return f"pip install 'dphybrid[{extra}]' (from a clone: pip install '.[{extra}]')"

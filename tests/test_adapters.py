@@ -78,3 +78,23 @@ def test_diffprivlib_mechanisms():
     lap = library_mechanism("diffprivlib:laplace", {"epsilon": "0.5"})
     assert statdp_test(lap, 0.3, samples=20_000, seed=0).extra["violation"] is True
     assert library_mechanism("diffprivlib:geometric", {}).sample((2,), 5, 0).dtype == np.int64
+
+
+LEVELS = [  # (library mechanism, parameters, its true level: the library's own accounting, tight here, samples)
+    ("opendp:randomized_response", {"k": "4", "p": "0.7"}, math.log(0.7 / (0.3 / 3)), 300_000),
+    ("opendp:laplace", {"scale": "2"}, 0.5, 300_000),
+    ("opendp:geometric", {"scale": "2"}, 0.5, 300_000),
+    ("diffprivlib:laplace", {"epsilon": "0.5"}, 0.5, 300_000),
+    ("diffprivlib:geometric", {"epsilon": "0.5"}, 0.5, 1_000_000),  # 300000 reach 0.42 only
+    ("diffprivlib:binary", {"epsilon": "1"}, 1.0, 300_000),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, params, level, samples", LEVELS, ids=[n for n, *_ in LEVELS])
+def test_estimate_reaches_the_true_level_and_never_passes_it(name, params, level, samples):
+    pytest.importorskip("opendp" if name.startswith("opendp") else "diffprivlib.mechanisms")
+    box = library_mechanism(name, params)
+    assert box.claimed_eps == pytest.approx(level)
+    res = sniper_estimate(box, samples=samples, seed=0)
+    assert 0.9 * level <= res.eps_lower <= level

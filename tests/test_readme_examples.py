@@ -1,11 +1,11 @@
-"""The README's generator (``python -m bench.readme_examples``) and its JSON abridger."""
+"""The generator of the README's and the docs' blocks (``python -m bench.readme_examples``) and its JSON abridger."""
 
 import json
 
 import pytest
 
 from bench.abridge import abridge, render
-from bench.readme_examples import BlockError, blocks, files, generate, python_before, splice
+from bench.readme_examples import BlockError, blocks, files, generate, main, python_before, splice
 
 DOC = """# t
 
@@ -66,7 +66,7 @@ def test_generate_runs_commands_and_splice_keeps_other_edits(tmp_path):
 
 def test_a_command_with_another_status_fails(tmp_path):
     doc = "<!-- output: exit 1 -->\n<!-- output:end -->\n"
-    with pytest.raises(BlockError, match="exited with status 1, the README says 0"):
+    with pytest.raises(BlockError, match="exited with status 1, the page says 0"):
         generate(doc, tmp_path, only=[], suites=True, reuse=False)
 
 
@@ -75,6 +75,31 @@ def test_only_selects_blocks_and_a_vanished_block_is_an_error(tmp_path):
     assert list(new) == [("output", "cat w.txt", 0)]
     with pytest.raises(BlockError, match="no longer has"):
         splice("# empty\n", new)
+
+
+def test_several_files_share_one_working_directory_in_order(tmp_path):
+    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first.write_text("<!-- file: w.txt -->\n```text\nfrom a\n```\n")
+    second.write_text("<!-- output: cat w.txt -->\n<!-- output:end -->\n")
+    work = tmp_path / "work"
+    assert main(["--file", str(first), "--file", str(second), "--workdir", str(work)]) == 0
+    assert "```text\n$ cat w.txt\nfrom a\n```" in second.read_text()
+
+
+def test_a_failing_block_leaves_every_file_unchanged(tmp_path):
+    good, bad = tmp_path / "a.md", tmp_path / "b.md"
+    good.write_text("<!-- output: echo new -->\nold\n<!-- output:end -->\n")
+    bad.write_text("<!-- output: exit 1 -->\n<!-- output:end -->\n")
+    before = good.read_text()
+    assert main(["--file", str(good), "--file", str(bad), "--workdir", str(tmp_path / "w")]) == 1
+    assert good.read_text() == before
+
+
+def test_a_suite_shown_twice_is_rendered_once(tmp_path):
+    doc = "<!-- report: dphybrid suite s --out s.jsonl -->\n<!-- report:end -->\n"
+    rendered = {"dphybrid suite s --out s.jsonl": ["the table, rendered earlier in this run"]}
+    new = generate(doc, tmp_path, only=[], suites=True, reuse=False, reports=rendered)
+    assert list(new.values()) == [["the table, rendered earlier in this run"]]
 
 
 def test_abridge_cuts_lists_of_containers_only():

@@ -96,6 +96,22 @@ def test_builtin_suites_load():
     assert len(load_suite("discrete").entries) >= 20
     assert len(load_suite("dpsniper").entries) == 20
     assert len(load_suite("statdp").entries) == 33
+    assert [e.mechanism for e in load_suite("checkdp").entries] == ["partialsum", "badpartialsum", "smartsum",
+                                                                     "badsmartsum"]
+
+
+def test_report_has_a_proved_upper_column():
+    """The proved upper: a proof's exact eps where it is short (7/40 as 0.175), else rounded up; blank without one."""
+    def row(result):
+        return {"id": "r", "entry": {"mechanism": "m", "params": {}}, "status": "ok", "result": result, "elapsed": 1.0}
+
+    cols, cells = table([row({"eps_lower": 0.1746, "eps_upper": 0.17500000000000002, "certified": True,
+                              "proof": {"eps": "7/40"}}),
+                         row({"eps_lower": 1.0986, "eps_upper": 1.09861228866811, "certified": True,
+                              "proof": {"eps": 1.09861228866811}}),
+                         row({"eps_lower": 0.5, "certified": True})])
+    assert "proved upper" in cols
+    assert [c["proved upper"] for c in cells] == ["0.175", "1.0987", ""]
 
 
 @pytest.mark.parametrize("text, message", [

@@ -31,6 +31,7 @@ from samplers.errors import BudgetExceeded, DomainError
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
 from samplers.numerals import count_text
+from samplers.plain import as_program
 from verifiers.backends import get_backend
 from verifiers.base import GlobalEpsilon, Progress
 from verifiers.epsilon import Bisection, bisect_epsilon, compare_exp, exceeds_exp, within_exp
@@ -100,10 +101,12 @@ def check_enclosed_sweep(program: Program) -> None:
                           "may enclose; narrow it to a box (--input-range LO..HI, or verifiers.verify.restricted)")
 
 
-def verify(program: Program, *, backend: str = "auto", eps: float | None = None,
+def verify(program: Program | Any, *, backend: str = "auto", eps: float | None = None,
            precision: float | None = None, progress: Progress | None = None, **options: Any) -> Verification:
-    """Exact global verification of ``program`` (see the module docstring); ``progress``, if
-    given, is told how far the sweep is."""
+    """Exact global verification of ``program`` (see the module docstring); a mechanism or a
+    plain function in StatDP's contract is traced first (:func:`samplers.plain.as_program`).
+    ``progress``, if given, is told how far the sweep is."""
+    program = as_program(program)
     t0 = time.perf_counter()
     if program.continuous and backend in ("auto", "continuous"):
         check_enclosed_sweep(program)

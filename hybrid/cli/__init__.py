@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from samplers.deadline import process_elapsed
 from samplers.errors import DPHybridError
 
-COMMANDS = ["listing", "sample", "dist", "testing", "estimate", "verify", "accuracy", "search", "certify",
+COMMANDS = ["listing", "sample", "dist", "testing", "estimate", "verify", "accuracy", "search", "prove", "certify",
             "pufferfish", "suite", "report"]
 
 

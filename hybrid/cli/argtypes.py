@@ -114,3 +114,17 @@ def _finite_float(v: Fraction, text: str) -> float:
     if f == float("inf") or (f == 0 and v != 0):
         raise argparse.ArgumentTypeError(f"{short_text(text)} is out of the range of a float")
     return f
+
+
+def int_range(text: str) -> tuple[int, int]:
+    """``LO..HI``: an integer range with LO <= HI (``-10..10``)."""
+    lo, sep, hi = text.partition("..")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a range LO..HI such as -10..10")
+    a, b = _integer(lo), _integer(hi)
+    if a > b:
+        raise argparse.ArgumentTypeError(f"{text}: {a} exceeds {b}")
+    return a, b
+
+
+RANGE_ARG = re.compile(r"^-\d+\.\.[+-]?\d+$")  # a range starting with a minus sign is a value, not an option

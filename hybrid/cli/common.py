@@ -5,26 +5,40 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import sys
 from typing import Any, Callable
 
 from hybrid.cli import argtypes
 from hybrid.formats import json_safe
-from samplers import catalogue
 from samplers.deadline import TimeLimitReached, check_seconds, time_limit
 from samplers.errors import DomainError, ParameterError
 from samplers.lang.mechanism import Mechanism
+from samplers.lang.neighbours import BY_NAME as NEIGHBOURS
 from samplers.numerals import MAX_DIGITS, is_integer, short_text
+from samplers.plain import is_function_spec
+from samplers.plain import resolve as resolve_mechanism
 
 DEFAULT_TIME_BUDGET = 300.0  # seconds: a safety limit, never what decides a result
 NO_RESULT = 3  # exit status of a command that ends without a result (a time limit or budget stopped it)
 
 
 def add_mechanism_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
-    """``MECH`` and repeatable ``-p key=value`` (and ``--json``)."""
-    p.add_argument("mechanism", metavar="MECH", help="catalogue mechanism name (see 'dphybrid list')")
+    """``MECH``, repeatable ``-p key=value``, the inputs of a plain function (and ``--json``)."""
+    p.add_argument("mechanism", metavar="MECH",
+                   help="catalogue mechanism name (see 'dphybrid list'), or a function in StatDP's contract "
+                        "alg(prng, queries, epsilon, ...) as path/to/file.py:alg or module:alg")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="mechanism parameter; rationals as 1/2 (repeatable)")
+    plain = p.add_argument_group("inputs of a file.py:alg function (StatDP's defaults)")
+    plain.add_argument("--size", type=argtypes.positive_int, default=None,
+                       help="number of queries (default 5)")
+    plain.add_argument("--domain", type=argtypes.int_range, default=None, metavar="LO..HI",
+                       help="range of each query answer (default -10..10)")
+    plain.add_argument("--neighbours", choices=sorted(NEIGHBOURS), default=None,
+                       help="neighbouring query vectors (default all_differ)")
+    p._negative_number_matcher = re.compile(  # let "--domain -10..10" read -10..10 as a value
+        f"{argtypes.RANGE_ARG.pattern}|{p._negative_number_matcher.pattern}")
     if json_flag:
         add_json_flag(p)
 
@@ -47,8 +61,14 @@ def parse_params(items: list[str]) -> dict[str, str]:
 
 
 def resolve(args: argparse.Namespace) -> tuple[Mechanism, dict[str, Any]]:
-    """The mechanism and its full, validated parameter set."""
-    mech = catalogue.get(args.mechanism)
+    """The mechanism (a catalogue name or a plain function) and its full, validated parameter set."""
+    settings = {"size": args.size, "domain": args.domain, "neighbours": args.neighbours}
+    if not is_function_spec(args.mechanism):
+        given = [f"--{k}" for k, v in settings.items() if v is not None]
+        if given:
+            raise ParameterError(f"{given[0]} applies to a file.py:alg or module:alg function; a catalogue "
+                                 f"mechanism declares its own inputs (use -p)")
+    mech = resolve_mechanism(args.mechanism, **settings)
     return mech, mech.params(**parse_params(args.param))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from rich.markup import escape
 
 from hybrid.cli.render import console, event_text, params_text, table
-from hybrid.formats import enclosure_str, lower_str, output_str, ratio_lower_str, upper_str
+from hybrid.formats import enclosure_str, lower_str, output_str, proved_upper_str, ratio_lower_str, upper_str
 
 TABLE_EXACT = 64  # a table shows an exact ratio up to this many characters, else its value rounded down
 
@@ -21,6 +21,17 @@ def _event_cell(candidate: dict[str, Any]) -> str:
     if "event" in candidate:
         return str(candidate["event"])
     return f"output in {{{output_str(candidate['output'])}}}" if candidate.get("output") is not None else ""
+
+
+def interval_line(r: dict[str, Any]) -> str:
+    """``eps in [lower, upper]`` with the gap in percent of the upper end, and where the upper end is from."""
+    lower, upper = r["eps_lower"], r["eps_upper"]
+    proof = r.get("proof") or {}
+    up = proved_upper_str(upper, proof.get("eps"))
+    gap = "" if upper in (0, "inf") or lower == "inf" else f"gap {100 * (upper - lower) / upper:.2f}%; "
+    source = r.get("upper_source") or "global verification"
+    claim = "" if r.get("proved_dp") is None else f"; proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"
+    return f"  eps in [{lower_str(lower)}, {up}] ({gap}lower certified, upper by {source}{claim})"
 
 
 def print_search(r: dict[str, Any]) -> None:
@@ -56,8 +67,9 @@ def print_search(r: dict[str, Any]) -> None:
         level = f"confidence {conf:g}, " if conf is not None else ""
         say(f"  testing alone: eps >= {lower_str(r['stat_interval'][0])} ({level}one-sided; not certified)")
     if r.get("eps_upper") is not None:
-        say(f"  global verification: eps <= {upper_str(r['eps_upper'])}"
-            + ("" if r.get("proved_dp") is None else f", proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"))
+        say(interval_line(r))
+    for n in r.get("no_proof") or [] if not r.get("proof") else []:
+        say(f"  no proof by the {n['rule'] or 'prover'} rule: {n['reason']}" + (f" [{n['where']}]" if n["where"] else ""))
     if r.get("claimed_eps") is not None and r.get("refuted") is not None:
         verdict = "[red]refuted[/red]" if r["refuted"] else "not refuted"
         c.print(f"  claim eps = {r['claimed_eps']:g}: {verdict}")

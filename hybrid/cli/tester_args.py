@@ -7,7 +7,7 @@ from typing import Any
 
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, add_time_budget, parse_params, resolve
-from samplers.errors import ParameterError
+from samplers.errors import ParameterError, UntraceableError
 
 # Default --samples per method: (compiled sampler, black box).  A black box may cost a
 # Python call per output (OpenDP's randomized response: 40-100 us each on 2 cores).
@@ -16,6 +16,9 @@ DEFAULT_SAMPLES = {"statdp": (500_000, 100_000), "sniper": (10_000_000, 300_000)
 
 def add_tester_args(p: argparse.ArgumentParser, samples_help: str) -> None:
     add_mechanism_args(p)
+    p.add_argument("--black-box", action="store_true",
+                   help="run a file.py:alg function as it is, with numpy's generator (statistical only), "
+                        "instead of tracing it")
     p.add_argument("--samples", type=argtypes.sample_count, default=None, help=samples_help)
     p.add_argument("--seed", type=argtypes.seed, default=0, help="random seed in [0, 2^64) (default 0)")
     add_time_budget(p)
@@ -33,15 +36,25 @@ def positive_samples(args: argparse.Namespace, method: str, sampler: object) -> 
 
 
 def resolve_sampler(args: argparse.Namespace) -> Any:
-    """A compiled catalogue mechanism, or a library black box named ``library:mechanism``."""
-    if ":" in args.mechanism:
+    """A compiled mechanism (catalogue or traced function), a library black box named ``library:mechanism``,
+    or with ``--black-box`` a plain function run as it is."""
+    from samplers.plain import is_function_spec
+
+    if ":" in args.mechanism and not is_function_spec(args.mechanism):
         from samplers.libraries import library_mechanism
 
         return library_mechanism(args.mechanism, parse_params(args.param))
+    if args.black_box and not is_function_spec(args.mechanism):
+        raise ParameterError("--black-box applies to a file.py:alg or module:alg function")
     mech, params = resolve(args)  # a bad name or parameter is reported before numba is imported
+    if args.black_box:
+        return mech.black_box(**params)
     from samplers.compile import compile_sampler
 
-    sampler = compile_sampler(mech, **params)
+    try:
+        sampler = compile_sampler(mech, **params)
+    except UntraceableError as e:
+        raise UntraceableError(f"{e} (--black-box tests the function as it is, statistically)") from None
     sampler.warm_up()
     return sampler
 

@@ -25,3 +25,4 @@ class Budget:
     tune_steps: int = 2_000  # continuous noise: certified ratios computed tuning one pair's event
     enclosures: int = 20_000  # continuous noise: regions enclosed certifying and improving (the work done)
     max_length: int = 40  # longest input tried when growing a length parameter
+    prove_time: float = 30.0  # seconds for the proof rules (0: no proof stage); a rule it stops says so

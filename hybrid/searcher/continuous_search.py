@@ -44,6 +44,7 @@ import numpy as np
 from hybrid.formats import output_to_json
 from hybrid.inputs import Pair, coordinate_moves, random_pair
 from hybrid.searcher.numeric_events import EventTuner
+from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.regions import symbolic
 from hybrid.searcher.state import SearchResult, finish, Search
 from hybrid.searcher.statistical import confidence_of, one_sided, statistical, uncertified
@@ -93,6 +94,8 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
         result = statistical(s, program)
         result.note = f"not certified ({e}); {result.note}"
         return result
+    clock.stage("prove")
+    prove_stage(s, program)
     if finite:
         clock.stage("improve")
         best = run.improve(best)
@@ -122,6 +125,7 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
             result.witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [g.output])
         if s.claimed is not None:
             result.proved_dp = within_exp(g.ratio.hi, s.claimed)
+    attach(s, result)
     if s.claimed is not None:
         result.refuted = result.eps_lower > s.claimed
     return finish(s, result)

@@ -26,18 +26,20 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 
 from hybrid.formats import output_to_json, value_to_json
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.searcher.budget import Budget
+from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.state import Candidate, Progress, SearchResult, finish, Search
 from hybrid.searcher.statistical import confidence_of, one_sided, uncertified
-from samplers import catalogue, deadline
+from samplers import deadline
 from samplers.deadline import TimeLimitReached
 from samplers.errors import BudgetExceeded, ParameterError
 from samplers.numerals import count_text
+from samplers.plain import as_mechanism
 from samplers.seed import check_seed
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
@@ -57,7 +59,7 @@ def _length_param(mech: Mechanism | None) -> str | None:
 
 
 def search(
-    mech: Mechanism | Program | str,
+    mech: Mechanism | Program | str | Callable[..., Any],
     params: Mapping[str, Any] | None = None,
     *,
     precision: float = 1e-3,
@@ -81,8 +83,7 @@ def search(
     if claimed_eps is not None and not 0 <= claimed_eps < INF:
         raise ParameterError(f"claimed eps must be a finite non-negative number, got {claimed_eps}")
     check_seed(seed)
-    if isinstance(mech, str):
-        mech = catalogue.get(mech)
+    mech = as_mechanism(mech)
     budget = budget or Budget()
     if time_budget is not None:
         budget.time = float(time_budget)
@@ -130,6 +131,8 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
         else:  # a feature event is a predicate: weighing it lists every output
             proposed["note"] = (f"event not weighed: up to {count_text(program.output_space)} outputs; "
                                 "the pair's exact level is certified instead")
+    clock.stage("prove")
+    prove_stage(s, program)
     clock.stage("improve")
     best = s.improve(exact, cands[0])
     clock.stage("bisect")
@@ -148,9 +151,9 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
     result_ratio, witness = witness_ratio, s._witness(program, best.pair, [out] if out is not None else [])
     eps_up, proved = None, None
     if g is not None:
-        if g.ratio > result_ratio:  # a better pair: its exact level is known, so is its bracket
+        if g.ratio > result_ratio and g.output is not None:  # a better pair with its output: a witness
             result_ratio, lower = g.ratio, g.eps_lower
-            witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [] if g.output is None else [g.output])
+            witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [g.output])
             bracket = [g.eps_lower, eps_upper(g.ratio)]
         if g.complete:
             eps_up = g.eps_upper
@@ -167,6 +170,7 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
     )
     if proposed is not None:
         result.candidates.insert(0, {"proposed_by": "statdp", **proposed})
+    attach(s, result)
     if s.claimed is not None:
         result.refuted = lower > s.claimed
     length = _length_param(mech)
@@ -223,7 +227,8 @@ def _grow(s: Search, mech: Mechanism, program: Program, length: str, result: Sea
         if low > s.claimed:
             result.eps_lower, result.ratio, result.refuted = low, best.ratio, True
             result.bracket = [low, eps_upper(best.ratio)]
-            result.eps_upper, result.proved_dp = None, False  # the global check covered a shorter length
+            # the global check and any proof covered a shorter length
+            result.eps_upper, result.proved_dp, result.upper_source = None, False, None
             result.witness = s._witness(prog, best.pair, [best.output])
             result.note = _refuted_at(s.claimed, length, n)
             return

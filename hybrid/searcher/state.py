@@ -79,6 +79,9 @@ class SearchResult:
     timings: dict[str, float] = field(default_factory=dict)
     pvalue_curve: list[tuple[float, float]] = field(default_factory=list)
     ratio_enclosure: list[str] | None = None  # continuous noise: [lo, hi] around the ratio (lo = ratio)
+    proof: dict[str, Any] | None = None  # the checker-confirmed proof behind a proved eps_upper (its JSON)
+    upper_source: str | None = None  # what gave eps_upper: "global verification" or "proof (<rule> rule)"
+    no_proof: list[dict[str, Any]] = field(default_factory=list)  # why each proof rule found none
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -99,6 +102,9 @@ class SearchResult:
             out["eps_lower"] = "inf"
         if self.ratio_enclosure is not None:
             out["ratio_enclosure"] = self.ratio_enclosure
+        out["upper_source"] = self.upper_source
+        out["proof"] = self.proof
+        out["no_proof"] = self.no_proof
         return out
 
 
@@ -145,6 +151,9 @@ class Search:
         self.samples = 0
         self.limits: list[str] = []
         self.stat_scores: dict[tuple, float] = {}
+        self.proof: Any = None  # set by the proof stage (hybrid.searcher.proof_stage): a checked Proof ...
+        self.proved_upper: float | None = None  # ... and its eps upper end, rounded up
+        self.no_proof: list[Any] = []  # else each rule's NoProof
 
     def sampler(self, program: Program) -> Any:
         """The compiled, warmed-up sampler; None when the JIT cannot finish within the time budget."""

@@ -2,7 +2,8 @@
 
 Continuous programs no exact or enclosure backend handles, and searches stopped before a
 certificate, fall back to the StatDP-style interval (one-sided) and the classifier attack,
-``certified: false``, with the reason.
+``certified: false``, with the reason.  The proof rules still run on the former (a proof
+needs no backend), so such a result may carry a proved ``eps_upper``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from hybrid.seeds import derive_seed
 from samplers.deadline import TimeLimitReached
 from samplers.lang.ir import Program
 
+from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.state import SearchResult, finish, Search
 
 SCREENED = 4  # StatDP patterns (each in both orders) the attack trains on, best by testing first
@@ -70,6 +72,8 @@ def statistical(s: Search, program: Program) -> SearchResult:
         return uncertified(s, program, interval, f"the attack did not train a pair ({e})")
     s.samples += est.extra["outputs_drawn"]
     s.limits.extend(est.extra["limits_hit"])
+    s.clock.stage("prove")  # a proof needs no backend that could not handle the program
+    prove_stage(s, program)
     result = SearchResult(
         mechanism=program.name, params=program.param_dict, certified=False, eps_lower=est.eps_lower,
         ratio=None, witness=est.candidate.witness() if est.candidate else None, backend=None,
@@ -81,6 +85,7 @@ def statistical(s: Search, program: Program) -> SearchResult:
               f"{confidence_of(interval)}"),
         pvalue_curve=[] if interval is None else [(d.eps, d.p_value) for d in interval.probes],
     )
+    attach(s, result)
     if s.claimed is not None:
         result.refuted = est.eps_lower > s.claimed  # statistically, at the stated confidence
     return finish(s, result)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from hybrid.formats import lower_str, ratio_lower_str, upper_str
+from hybrid.out_files import writable
 from samplers.errors import DPHybridError
 
 # the formats we write, each with the leading bytes of a file of that format
@@ -30,16 +31,7 @@ def plot_path(path: str) -> Path:
     suffix = p.suffix.lower()
     if suffix not in FORMATS:
         raise DPHybridError(f"plot {path}: unknown image format {p.suffix!r} (use one of {', '.join(FORMATS)})")
-    folder = p.parent if str(p.parent) else Path(".")
-    if not folder.is_dir():
-        raise DPHybridError(f"cannot write the plot {p}: no folder {folder}")
-    if p.exists() or p.is_symlink():
-        if not p.is_file():
-            raise DPHybridError(f"cannot write the plot {p}: it exists and is not a regular file")
-        if not _starts_with(p, FORMATS[suffix]):
-            raise DPHybridError(f"refusing to overwrite {p}: it is not a {suffix[1:].upper()} image")
-    elif not os.access(folder, os.W_OK):
-        raise DPHybridError(f"cannot write the plot {p}: folder {folder} is not writable")
+    writable(p, "the plot", lambda q: _starts_with(q, FORMATS[suffix]), f"a {suffix[1:].upper()} image")
     _pyplot()  # matplotlib missing is an error now, not after the work
     return p
 

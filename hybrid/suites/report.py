@@ -1,7 +1,7 @@
 """Reports of suite results: a table (markdown, HTML or JSON) and a bar plot of bounds.
 
 Each row says what was established about one entry: the certified lower bound and its
-exact ratio, the statistical interval, the verdict (proved, refuted, certified bound,
+exact ratio, the proved upper bound (a proof rule's, or an exhaustive global check's), the statistical interval, the verdict (proved, refuted, certified bound,
 statistical only, error), the witness and the time; and, where the suite declares
 reference values, how they compare (exact levels from REFERENCE.md, DP-Sniper's and
 StatDP's published outcomes).
@@ -14,7 +14,7 @@ import json
 import math
 from typing import Any, Sequence
 
-from hybrid.formats import lower_str, ratio_lower_str, upper_str
+from hybrid.formats import lower_str, proved_upper_str, ratio_lower_str, upper_str
 from verifiers.ratio import parse_ratio
 
 
@@ -95,6 +95,8 @@ def table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, str
             "params": " ".join([f"{k}={val}" for k, val in entry.get("params", {}).items()] + _grown(r)),
             "claimed eps": _fmt(entry.get("claimed_eps"), 3),
             "eps lower bound": lower_str(r.get("eps_lower"), 4),
+            "proved upper": proved_upper_str(r["eps_upper"], (r.get("proof") or {}).get("eps"), 4)
+            if r.get("eps_upper") is not None else "",
             "exact ratio": ratio or "",
             "statistical interval": f"[{lower_str(stat[0], 4)}, {upper_str(stat[1], 4)}]" if stat else "",
             "verdict": (v + (" (time budget reached)" if timed_out(row) else "")) if row["status"] == "ok"
@@ -104,7 +106,7 @@ def table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, str
             **cmp,
         }
         out.append(cells)
-    cols = ["mechanism", "params", "claimed eps", "eps lower bound", "exact ratio", "statistical interval",
+    cols = ["mechanism", "params", "claimed eps", "eps lower bound", "proved upper", "exact ratio", "statistical interval",
             "verdict", "witness", "time s"] + refs
     return cols, out
 

@@ -36,10 +36,9 @@ BACKENDS = ("local", "dask")
 def run_search_entry(entry: Entry) -> dict[str, Any]:
     """The default runner: the hybrid search on one entry, as its JSON result."""
     from hybrid.searcher.search import Budget, search  # imported in the entry's process
-    from samplers import catalogue
 
     budget = Budget(time=entry.budget) if entry.samples is None else Budget(time=entry.budget, samples=entry.samples)
-    result = search(catalogue.get(entry.mechanism), params=entry.params, precision=entry.precision,
+    result = search(entry.resolve(), params=entry.params, precision=entry.precision,
                     claimed_eps=entry.claimed_eps, seed=entry.seed, budget=budget)
     return result.to_json()
 

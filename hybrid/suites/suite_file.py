@@ -15,6 +15,12 @@ A suite is a TOML or JSON file (the built-in ones live in ``hybrid/suites/builti
     params = { m = 5, a = "1/2" }
     claimed_eps = 1.0     # optional
     reference = { exact_ratio = "288/73" }   # optional published/known values
+    [[entry]]             # a plain function in StatDP's contract, alg(prng, queries, epsilon, ...)
+    mechanism = "algorithms.py:svt"           # a file relative to the suite file, or module:alg
+    params = { epsilon = 0.5, N = 1 }
+    size = 5              # the queries' inputs (StatDP's defaults when absent)
+    domain = "-10..10"    # or [-10, 10]
+    neighbours = "all_differ"
 
 Results are decided by counts (``samples``, and the search's other count budgets), so
 an entry gives the same bound on any machine, busy or not; ``budget`` only stops an
@@ -36,13 +42,12 @@ from pathlib import Path
 from typing import Any
 
 from hybrid.searcher.budget import MAX_PRECISION
-from samplers import catalogue
 from samplers.errors import DPHybridError
 from samplers.numerals import short_text
 from samplers.readers import short_repr
 from verifiers.ratio import parse_ratio
 
-BUILTIN = ("discrete", "statdp", "dpsniper")
+BUILTIN = ("discrete", "statdp", "dpsniper", "checkdp")
 DEFAULT_PRECISION = 1e-3
 DEFAULT_BUDGET = 600.0  # seconds: a safety limit per entry
 MAX_SECONDS = 7 * 24 * 3600.0  # budgets and limits beyond a week are typos (1e300, inf)
@@ -69,6 +74,13 @@ class Entry:
     samples: int | None = None  # the testers' sample budget (None: the search's default)
     reference: dict[str, Any] = field(default_factory=dict)
     time_limit: float | None = None  # seconds after which the runner kills the entry (None: the default)
+    inputs: dict[str, Any] = field(default_factory=dict)  # size, domain, neighbours of a plain function
+
+    def resolve(self) -> Any:
+        """The entry's mechanism: a catalogue one, or its plain function with the entry's inputs."""
+        from samplers.plain import resolve
+
+        return resolve(self.mechanism, **self.inputs)
 
     @property
     def hard_limit(self) -> float:
@@ -79,7 +91,7 @@ class Entry:
         return {"id": self.id, "mechanism": self.mechanism, "params": self.params,
                 "claimed_eps": self.claimed_eps, "precision": self.precision,
                 "budget": self.budget, "seed": self.seed, "samples": self.samples, "reference": self.reference,
-                "time_limit": self.time_limit}
+                "time_limit": self.time_limit, **({"inputs": self.inputs} if self.inputs else {})}
 
     def with_overrides(self, precision: float | None = None, budget: float | None = None,
                        time_limit: float | None = None) -> "Entry":
@@ -175,18 +187,60 @@ def _is_ratio(text: str) -> bool:
         return False
 
 
-def _entry(raw: Any, defaults: dict[str, Any], where: str) -> Entry:
+def _inputs(raw: dict[str, Any], spec: str, where: str) -> dict[str, Any]:
+    """``size``, ``domain`` and ``neighbours`` of a plain function's entry, checked."""
+    from samplers.plain import is_function_spec
+
+    given = {k: raw[k] for k in ("size", "domain", "neighbours") if k in raw}
+    if given and not is_function_spec(spec):
+        raise SuiteError(f"{where}: {sorted(given)[0]} applies to a file.py:alg or module:alg function; "
+                         "a catalogue mechanism declares its own inputs (use params)")
+    size = given.get("size")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise SuiteError(f"{where}: size must be a positive integer, got {size!r}")
+    domain = given.get("domain")
+    if isinstance(domain, str) and ".." in domain:
+        domain = domain.split("..", 1)
+        try:
+            domain = [int(v) for v in domain]
+        except ValueError:
+            pass
+    if domain is not None:
+        if not (isinstance(domain, list) and len(domain) == 2 and all(isinstance(v, int) and not isinstance(v, bool)
+                                                                    for v in domain) and domain[0] <= domain[1]):
+            raise SuiteError(f"{where}: domain must be \"LO..HI\" or [LO, HI] with integers LO <= HI, "
+                             f"got {given['domain']!r}")
+        given["domain"] = tuple(domain)
+    if "neighbours" in given and not isinstance(given["neighbours"], str):
+        raise SuiteError(f"{where}: neighbours must be a name such as \"all_differ\"")
+    return given
+
+
+def _located(spec: str, base: Path | None) -> str:
+    """A ``file.py:alg`` spec with the file relative to the suite's folder made absolute."""
+    where, sep, attr = spec.rpartition(":")
+    if base is None or not sep or not where.endswith(".py") or Path(where).is_absolute():
+        return spec
+    return f"{(base / where).resolve()}:{attr}"
+
+
+def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = None) -> Entry:
     if not isinstance(raw, dict):
         raise SuiteError(f"{where}: an entry must be a table, got {short_repr(raw)}")
     raw = {**defaults, **raw}
     known = {"id", "mechanism", "params", "claimed_eps", "precision", "budget", "seed", "samples", "reference",
-             "time_limit"}
+             "time_limit", "size", "domain", "neighbours"}
     extra = sorted(set(raw) - known)
     if extra:
         raise SuiteError(f"{where}: unknown field {extra[0]!r} (known: {', '.join(sorted(known))})")
     if "mechanism" not in raw:
         raise SuiteError(f"{where}: missing 'mechanism'")
-    mech = catalogue.get(str(raw["mechanism"]))
+    from samplers.plain import resolve  # loads the tracer only for suites that are read
+
+    given_spec = str(raw["mechanism"])
+    spec = _located(given_spec, base)
+    inputs = _inputs(raw, spec, where)
+    mech = resolve(spec, **inputs)
     params = raw.get("params", {})
     if not isinstance(params, dict):
         raise SuiteError(f"{where}: params must be a table")
@@ -205,13 +259,14 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str) -> Entry:
     given_id = raw.get("id")
     if given_id is not None and (not isinstance(given_id, str) or not given_id.strip()):
         raise SuiteError(f"{where}: id must be a non-empty string, got {short_repr(given_id)}")
-    return Entry(id=given_id or _entry_id(mech.name, params, claimed), mechanism=mech.name,
-                 params=dict(params), claimed_eps=claimed, precision=precision, budget=budget,
-                 seed=seed, samples=samples, reference=reference, time_limit=limit)
+    return Entry(id=given_id or _entry_id(given_spec if mech.name == spec else mech.name, params, claimed),
+                 mechanism=mech.name, params=dict(params), claimed_eps=claimed,
+                 precision=precision, budget=budget, seed=seed, samples=samples, reference=reference,
+                 time_limit=limit, inputs={k: list(v) if isinstance(v, tuple) else v for k, v in inputs.items()})
 
 
-def parse_suite(data: Any, name: str) -> Suite:
-    """A suite from its parsed TOML/JSON content."""
+def parse_suite(data: Any, name: str, base: Path | None = None) -> Suite:
+    """A suite from its parsed TOML/JSON content (``base``: the folder its file paths are relative to)."""
     if not isinstance(data, dict):
         raise SuiteError(f"suite {name}: the top level must be a table")
     defaults = data.get("defaults", {})
@@ -220,7 +275,7 @@ def parse_suite(data: Any, name: str) -> Suite:
     raw_entries = data.get("entry", data.get("entries"))
     if not isinstance(raw_entries, list) or not raw_entries:
         raise SuiteError(f"suite {name}: no entries (use [[entry]] tables)")
-    entries = tuple(_entry(e, defaults, f"suite {name}, entry {i + 1}") for i, e in enumerate(raw_entries))
+    entries = tuple(_entry(e, defaults, f"suite {name}, entry {i + 1}", base) for i, e in enumerate(raw_entries))
     ids = [e.id for e in entries]
     dup = next((i for i in ids if ids.count(i) > 1), None)
     if dup is not None:
@@ -238,7 +293,7 @@ def load_suite(name_or_path: str) -> Suite:
         return parse_suite(tomllib.loads(text), name_or_path)
     path = Path(name_or_path)
     if not path.is_file():
-        raise SuiteError(f"no suite named {name_or_path!r} (built-in: {', '.join(BUILTIN)}) and no such file")
+        raise SuiteError(f"no suite named {short_text(repr(name_or_path))} (built-in: {', '.join(BUILTIN)}) and no such file")
     try:
         text = path.read_text()
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
@@ -246,4 +301,4 @@ def load_suite(name_or_path: str) -> Suite:
         raise SuiteError(f"cannot read suite {path}: {short_text(str(e), 200)}") from None
     except RecursionError:
         raise SuiteError(f"cannot read suite {path}: nested too deeply") from None
-    return parse_suite(data, path.stem)
+    return parse_suite(data, path.stem, path.parent)

@@ -31,6 +31,15 @@ def _candidate(sampler: Any, d: Detection | LowerBound, interval: tuple[float, f
     return Candidate(name, params, d.pair.x, d.pair.x_prime, d.event, interval, method)
 
 
+def _sampler(sampler: Any) -> Any:
+    """A sampler as given, or the compiled sampler of a mechanism or plain function (samplers.plain)."""
+    if hasattr(sampler, "sample"):
+        return sampler
+    from samplers.compile import compile_sampler
+
+    return compile_sampler(sampler)
+
+
 def _check_eps(eps: float) -> None:
     if not (eps >= 0 and math.isfinite(eps)):
         raise ParameterError(f"eps must be a finite non-negative number, got {eps}")
@@ -39,6 +48,7 @@ def _check_eps(eps: float) -> None:
 def statdp_test(sampler: Any, eps: float, *, samples: int = 500_000, alpha: float = 0.05, seed: int = 0,
                 progress: Progress = None, **kw: Any) -> StatResult:
     """StatDP's test of eps-DP: reject (a violation, statistically) when ``p <= alpha``."""
+    sampler = _sampler(sampler)
     _check_eps(eps)
     if not 0 < alpha < 1:
         raise ParameterError(f"alpha must lie in (0, 1), got {alpha}")
@@ -61,6 +71,7 @@ def statdp_interval(sampler: Any, *, samples: int = 500_000, alpha: float = 0.05
     ``extra`` keeps the bisection (largest eps rejected, smallest not rejected), which is
     no confidence interval, and the bound's event and counts.
     """
+    sampler = _sampler(sampler)
     t0 = time.perf_counter()
     tester = StatDPTester(sampler, n_test=samples, n_select=kw.pop("n_select", max(1000, samples // 5)),
                           seed=seed, progress=progress, **kw)
@@ -83,6 +94,7 @@ def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: floa
     seed gives the same bound on any machine, and a slow black box is not sampled more
     than asked.  Stage sizes given in ``kw`` override the split.
     """
+    sampler = _sampler(sampler)
     check_seed(seed)
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise ParameterError(f"the sample budget must be a positive integer, got {samples!r}")
@@ -110,6 +122,7 @@ def audit_test(sampler: Any, *, samples: int = 1_000_000, beta: float = 0.05, gu
     The guesser is the attack's score centred at the median score of training-like
     outputs of both inputs; the ``guess_fraction`` most confident runs are guessed.
     """
+    sampler = _sampler(sampler)
     if not 0 < guess_fraction <= 1:
         raise ParameterError(f"guess_fraction must lie in (0, 1], got {guess_fraction}")
     check_seed(seed)

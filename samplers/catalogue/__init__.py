@@ -46,4 +46,4 @@ def mechanisms() -> list[Mechanism]:
 
 
 # Registration happens on import; keep these imports last.
-from samplers.catalogue import continuous, discrete, gaussian, rappor, svt_geom  # noqa: E402,F401
+from samplers.catalogue import checkdp, continuous, discrete, gaussian, rappor, svt_geom  # noqa: E402,F401

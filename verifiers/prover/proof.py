@@ -8,8 +8,11 @@ True only once the rule's independent checker confirmed the evidence; only check
 proofs leave :func:`verifiers.prover.prove.prove`.  A :class:`NoProof` carries the
 reason and, where there is one, the draw or path that failed.
 
-``eps`` and ``delta`` are exact (``Fraction``) where the rule computes them exactly;
-:meth:`Proof.eps_upper` is a float rounded up, the sound direction for an upper bound.
+``eps`` and ``delta`` are exact (``Fraction``) where the rule computes them exactly.
+A rule whose level is ``ln`` of an exact ratio (composition of exact part levels) gives
+that ratio as ``ratio`` (``e^eps``, a ``Fraction`` or ``inf``) and ``eps`` as its sound
+float upper end.  :meth:`Proof.eps_upper` is a float rounded up, the sound direction for
+an upper bound.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from fractions import Fraction
 from typing import Any
 
 from samplers.lang.exact import fraction_str
+from verifiers.epsilon import eps_upper as ratio_eps_upper
+from verifiers.ratio import Ratio, ratio_str
 
 Number = Fraction | float
 
@@ -37,6 +42,18 @@ def number_json(v: Number) -> str | float:
     return fraction_str(v) if isinstance(v, Fraction) else v
 
 
+def number_from_json(v: Any) -> Number:
+    """Inverse of :func:`number_json`: ``"p/q"`` (or ``"inf"``) or a number; ValueError otherwise."""
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        raise ValueError(f"{v!r} is not a number")
+    if isinstance(v, str):
+        if v.strip() == "inf":
+            return math.inf
+        num, _, den = v.partition("/")
+        return Fraction(int(num), int(den or 1))
+    return Fraction(v) if isinstance(v, int) else float(v)
+
+
 @dataclass(frozen=True)
 class Proof:
     """``(eps, delta)``-DP proved by ``rule`` for ``mechanism`` with ``params``."""
@@ -49,19 +66,36 @@ class Proof:
     delta: Number = Fraction(0)
     checked: bool = False
     solver: str = ""  # how the conditions were discharged, e.g. "z3 4.13: unsat (12 queries)"
+    ratio: Ratio | None = None  # e^eps exactly, for rules whose level is ln of a ratio
 
     @property
     def eps_upper(self) -> float:
-        """The proved level as a float, rounded up."""
+        """The proved level as a float, rounded up (through the ratio's sound log bracket)."""
+        if self.ratio is not None:
+            return max(ratio_eps_upper(self.ratio), round_up(self.eps))
         return round_up(self.eps)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "rule": self.rule, "mechanism": self.mechanism, "params": self.params,
+            "rule": self.rule, "mechanism": self.mechanism,
+            "params": {k: number_json(v) if isinstance(v, Fraction) else v for k, v in self.params.items()},
             "eps": number_json(self.eps), "eps_upper": self.eps_upper,
             "delta": number_json(self.delta), "checked": self.checked, "solver": self.solver,
             "evidence": self.evidence,
-        }
+        } | ({} if self.ratio is None else {"ratio": ratio_str(self.ratio)})
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Proof":
+        """A proof read back from :meth:`to_json` (unchecked: ``checked`` is False until re-checked).
+
+        Raises KeyError, TypeError or ValueError on a malformed object.
+        """
+        if not isinstance(d.get("evidence"), dict) or not isinstance(d.get("params"), dict):
+            raise ValueError("a proof needs an evidence object and a params object")
+        return cls(rule=str(d["rule"]), mechanism=str(d["mechanism"]), params=dict(d["params"]),
+                   eps=number_from_json(d["eps"]), evidence=d["evidence"],
+                   delta=number_from_json(d.get("delta", "0")), solver=str(d.get("solver", "")),
+                   ratio=number_from_json(d["ratio"]) if d.get("ratio") is not None else None)
 
 
 @dataclass(frozen=True)

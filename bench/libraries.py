@@ -1,0 +1,58 @@
+"""Draw rates of the DP libraries' mechanisms: ``python -m bench.libraries [--quick]``.
+
+Each adapter of :mod:`samplers.libraries` draws a batch of outputs through its library
+(OpenDP: compositions or vector calls; diffprivlib: one call per draw, its API has no
+batch call); the table gives draws per second, against numpy drawing the same kind of
+noise in one vectorised call in the same run (the baseline: what a library could reach).
+A library that is not installed gets a row saying so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import time
+
+import numpy as np
+
+from bench.common import markdown_table
+
+BASELINES = {  # numpy's own vectorised draw of the same law, per adapter
+    "randomized_response": lambda rng, n: rng.choice(4, size=n, p=[0.7, 0.1, 0.1, 0.1]),
+    "laplace": lambda rng, n: rng.laplace(0.0, 2.0, n),
+    "geometric": lambda rng, n: rng.geometric(0.4, n) - rng.geometric(0.4, n),
+    "binary": lambda rng, n: rng.random(n) < 0.73,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="10^4 draws per adapter instead of 10^5")
+    args = ap.parse_args(argv)
+    from samplers.libraries import LIBRARY, library_mechanism
+
+    n = 10_000 if args.quick else 100_000
+    rows = []
+    for name in LIBRARY:
+        library, kind = name.split(":")
+        if importlib.util.find_spec(library) is None:
+            rows.append([name, "not installed", "", ""])
+            continue
+        box = library_mechanism(name, {"k": "4", "p": "0.7"} if kind == "randomized_response" else {})
+        x = (box.domain.lo[0],)
+        box.sample(x, 10, 0)  # build compositions and caches first
+        t = time.perf_counter()
+        box.sample(x, n, 0)
+        rate = n / (time.perf_counter() - t)
+        rng = np.random.default_rng(0)
+        t = time.perf_counter()
+        BASELINES[kind](rng, n)
+        base = n / (time.perf_counter() - t)
+        rows.append([name, f"{rate:,.0f}", f"{base:,.0f}", f"{base / rate:,.0f}x"])
+    print("## DP libraries' draw rates\n")
+    print(markdown_table(["adapter", "draws/s", "numpy draws/s", "numpy / library"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

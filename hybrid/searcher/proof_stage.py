@@ -1,0 +1,67 @@
+"""The proof stage of a search: the prover's upper bound beside the certified lower bound.
+
+Both pipelines (discrete and continuous) call :func:`prove_stage` after certifying and
+before the improve stage.  It runs :func:`verifiers.prover.prove.prove` on the program
+within ``budget.prove_time`` seconds (and the search's own deadline), and keeps the
+checker-confirmed proof on the search as ``s.proof`` with its sound float upper end as
+``s.proved_upper`` (else each rule's reason in ``s.no_proof``) -- a value later stages may use (the continuous improve stage can stop
+once the certified lower bound meets it).  A time cut is reported in ``limits_hit``.
+
+:func:`attach` puts the proof into the result: ``proof`` (its JSON, else the reasons in
+``no_proof``, without their details) and ``eps_upper``,
+unless an exhaustive global check already gave an exact one (kept: it is at least as
+tight), and asserts the invariant ``eps_lower <= eps_upper``.
+"""
+
+from __future__ import annotations
+
+from hybrid.searcher.state import Search, SearchResult
+from samplers.deadline import TimeLimitReached
+from samplers.errors import DPHybridError
+from samplers.lang.ir import Program
+
+
+def prove_stage(s: Search, program: Program) -> None:
+    """Try the proof rules on ``program``; set ``s.proof`` and ``s.proved_upper`` (None without a proof)."""
+    from verifiers.prover.proof import NoProof, Proof
+    from verifiers.prover.prove import prove
+
+    s.proof, s.proved_upper = None, None
+    if s.budget.prove_time <= 0:
+        return
+    s.say("trying the proof rules")
+    try:
+        found = prove(program, time_budget=s.budget.prove_time)
+    except TimeLimitReached as e:  # the search's own deadline, outside any rule
+        s.limits.append(f"proof stage stopped: {e}")
+        return
+    except DPHybridError as e:  # a limit inside a rule (memory, a solver): no proof, and why
+        s.no_proof = [NoProof(f"the prover stopped: {e}")]
+        return
+    if isinstance(found, Proof):
+        s.proof, s.proved_upper = found, found.eps_upper
+        return
+    s.no_proof = found
+    cut = [f"{n.rule}: {n.reason}" for n in found if "time budget" in n.reason]
+    if cut:
+        s.limits.append(f"proof stage: {'; '.join(cut)} (prove_time budget {s.budget.prove_time:g} s)")
+
+
+def attach(s: Search, result: SearchResult) -> SearchResult:
+    """The proof and its upper bound on the result (see the module docstring)."""
+    proof = s.proof
+    result.no_proof = [{k: v for k, v in n.to_json().items() if k != "details"} for n in s.no_proof]
+    if result.eps_upper is not None:
+        result.upper_source = "global verification"
+    if proof is not None:
+        result.proof = proof.to_json()
+        if result.eps_upper is None or result.eps_upper > proof.eps_upper:
+            result.eps_upper = proof.eps_upper
+            result.upper_source = f"proof ({proof.rule} rule)"
+        if s.claimed is not None and result.proved_dp is None:
+            result.proved_dp = proof.eps_upper <= s.claimed
+    if result.eps_upper is not None and result.certified:
+        assert result.eps_lower <= result.eps_upper, (
+            f"unsound: certified eps_lower {result.eps_lower} above eps_upper {result.eps_upper} "
+            f"({result.upper_source})")
+    return result

@@ -1,0 +1,282 @@
+"""numpy's dispatch protocols for symbolic values: which ufuncs and functions trace, and how.
+
+Every ufunc call (``a + b``, ``a > b``, ``np.abs(a)``, ``np.maximum(a, b)``) is applied
+element by element (a scalar broadcasts against a 1-D array); each element operation
+with a symbolic operand becomes one operation of the mechanism language, and on plain
+numbers numpy computes as usual.  The array functions mechanism code uses map to the
+language's own operations (``np.argmax`` to ``argmax`` with numpy's lowest-index tie
+rule, ``np.max`` to ``maximum``, ``np.clip`` to ``clamp``, ``np.where`` to ``ite``),
+so that a traced noisy max is the catalogue's noisy max, not a chain of forks.  Anything
+else is refused with the user's line (:class:`~samplers.errors.UntraceableError`).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from itertools import accumulate
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from samplers.errors import LanguageError
+from samplers.lang import trace as lang
+from samplers.lang.ir import BOTTOM
+from samplers.lang.trace import Sym
+from samplers.plain.site import located, untraceable
+from samplers.plain.symbolic import SymArray, wrap
+
+
+def scalar(v: Any) -> Any:
+    """A numpy scalar as the Python number it is; everything else unchanged."""
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _sym_binary(name: str, a: Any, b: Any) -> Any:
+    if isinstance(a, Sym):
+        return getattr(Sym, f"__{name}__")(a, b)
+    reflected = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}.get(name, f"r{name}")
+    return getattr(Sym, f"__{reflected}__")(b, a)
+
+
+def _divide(a: Any, b: Any) -> Any:
+    if isinstance(b, Sym):
+        raise untraceable("division by a symbolic value is not supported", "division")
+    b = float(b)
+    m, e = math.frexp(b)
+    if b == 0 or m not in (0.5, -0.5):  # 1/b exact only for powers of two
+        raise untraceable(f"a symbolic value divided by {b!r}: only division by a power of two is exact; "
+                          "compute the constant factor first (e.g. x * (1 / 3))", "division")
+    return _sym_binary("mul", a, 1 / b)
+
+
+def _floor(name: str) -> Callable[[Any, Any], Any]:
+    def op(a: Any, b: Any) -> Any:
+        if isinstance(b, Sym):
+            raise untraceable(f"{name} by a symbolic value is not supported", name)
+        return getattr(Sym, f"__{name}__")(a, b) if isinstance(a, Sym) else getattr(operator, name)(a, b)
+    return op
+
+
+# ufunc -> (operation on two symbolic-or-plain operands, or one)
+_BINARY: dict[Any, Callable[[Any, Any], Any]] = {
+    np.add: lambda a, b: _sym_binary("add", a, b),
+    np.subtract: lambda a, b: _sym_binary("sub", a, b),
+    np.multiply: lambda a, b: _sym_binary("mul", a, b),
+    np.true_divide: _divide,
+    np.floor_divide: _floor("floordiv"),
+    np.remainder: _floor("mod"),
+    np.less: lambda a, b: _sym_binary("lt", a, b),
+    np.less_equal: lambda a, b: _sym_binary("le", a, b),
+    np.greater: lambda a, b: _sym_binary("gt", a, b),
+    np.greater_equal: lambda a, b: _sym_binary("ge", a, b),
+    np.equal: lambda a, b: _sym_binary("eq", a, b),
+    np.not_equal: lambda a, b: _sym_binary("ne", a, b),
+    np.maximum: lambda a, b: lang.maximum(a, b),
+    np.minimum: lambda a, b: lang.minimum(a, b),
+    np.fmax: lambda a, b: lang.maximum(a, b),
+    np.fmin: lambda a, b: lang.minimum(a, b),
+    np.logical_and: lambda a, b: _sym_binary("and", a, b),
+    np.logical_or: lambda a, b: _sym_binary("or", a, b),
+    np.logical_xor: lambda a, b: _sym_binary("xor", a, b),
+    np.bitwise_and: lambda a, b: _sym_binary("and", a, b),
+    np.bitwise_or: lambda a, b: _sym_binary("or", a, b),
+    np.bitwise_xor: lambda a, b: _sym_binary("xor", a, b),
+}
+_UNARY: dict[Any, Callable[[Any], Any]] = {
+    np.negative: Sym.__neg__,
+    np.positive: lambda a: a,
+    np.absolute: Sym.__abs__,
+    np.logical_not: Sym.__invert__,
+    np.invert: Sym.__invert__,
+}
+
+
+def _elements(v: Any) -> list | None:
+    """The elements of an array-like operand, or None for a scalar."""
+    if isinstance(v, SymArray):
+        return v.items
+    if isinstance(v, np.ndarray):
+        if v.ndim == 0:
+            return None
+        if v.ndim != 1:
+            raise untraceable(f"a {v.ndim}-dimensional array meets symbolic values; only 1-D arrays are traced",
+                              "array shape")
+        return [scalar(e) for e in v.tolist()] if v.dtype != object else list(v)
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    return None
+
+
+def elementwise(fn: Callable[..., Any], args: Sequence[Any], what: str) -> Any:
+    """``fn`` applied element by element with scalar broadcasting; a scalar if every argument is one."""
+    lists = [_elements(a) for a in args]
+    sizes = {len(v) for v in lists if v is not None and len(v) != 1}
+    if len(sizes) > 1:
+        raise untraceable(f"{what}: arrays of lengths {sorted(sizes)} cannot be broadcast together", what)
+
+    def one(vals: Sequence[Any]) -> Any:
+        vals = [scalar(v.item() if isinstance(v, np.ndarray) else v) for v in vals]
+        if any(v is None or v is BOTTOM for v in vals):
+            raise untraceable(f"{what} of None", what)
+        try:
+            return wrap(fn(*vals))
+        except LanguageError as e:
+            raise located(e) from None
+
+    if all(v is None for v in lists):
+        return one(args)
+    n = sizes.pop() if sizes else 1
+    cols = [v if v is not None and len(v) == n else (v * n if v is not None else [a] * n) for v, a in zip(lists, args)]
+    return SymArray(one(row) for row in zip(*cols))
+
+
+def _plain_or(symbolic: Callable[..., Any], plain: Callable[..., Any]) -> Callable[..., Any]:
+    """``plain`` on plain numbers (numpy's own result), ``symbolic`` when any operand is symbolic."""
+    return lambda *vals: symbolic(*vals) if any(isinstance(v, Sym) for v in vals) else plain(*vals)
+
+
+def ufunc(uf: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dict) -> Any:
+    """``__array_ufunc__`` of symbolic values."""
+    if kwargs.get("out") is not None:
+        raise untraceable(f"np.{uf.__name__}(..., out=...) on symbolic values is not supported", uf.__name__)
+    if method == "__call__":
+        if uf in _BINARY and len(inputs) == 2:
+            return elementwise(_plain_or(_BINARY[uf], lambda a, b: scalar(uf(a, b))), inputs, f"np.{uf.__name__}")
+        if uf in _UNARY and len(inputs) == 1:
+            return elementwise(_plain_or(_UNARY[uf], lambda a: scalar(uf(a))), inputs, f"np.{uf.__name__}")
+    if method == "reduce" and uf in (np.add, np.maximum, np.minimum, np.logical_and, np.logical_or):
+        return _reduce(uf, inputs[0])
+    if method == "accumulate" and uf is np.add:
+        return _cumsum(inputs[0])
+    call = f"np.{uf.__name__}" + ("" if method == "__call__" else f".{method}")
+    raise untraceable(f"{call} is not supported on symbolic values", call)
+
+
+def _items(a: Any, what: str) -> list:
+    items = _elements(a)
+    if items is None:
+        return [a]
+    if not items:
+        raise untraceable(f"{what} of an empty array", what)
+    return items
+
+
+def _reduce(uf: Any, a: Any) -> Any:
+    items = _items(a, f"np.{uf.__name__}.reduce")
+    op = _BINARY[uf]
+    step = _plain_or(op, lambda x, y: scalar(uf(x, y)))
+    acc = items[0]
+    for v in items[1:]:
+        acc = elementwise(step, (acc, v), f"np.{uf.__name__}.reduce")
+    return wrap(acc)
+
+
+def _cumsum(a: Any) -> SymArray:
+    add = _plain_or(_BINARY[np.add], operator.add)
+    return SymArray(accumulate(_items(a, "np.cumsum"), lambda x, y: elementwise(add, (x, y), "np.cumsum")))
+
+
+def _no_axis(name: str, kwargs: dict) -> None:
+    if kwargs.get("axis") is not None:
+        raise untraceable(f"np.{name}(..., axis=...) is not supported (traced arrays are 1-D)", f"np.{name}")
+
+
+def _argmax(a: Any, axis: Any = None, **kw: Any) -> Any:
+    _no_axis("argmax", {"axis": axis})
+    items = _items(a, "np.argmax")
+    if not any(isinstance(v, Sym) for v in items):
+        return int(np.argmax([scalar(v) for v in items]))
+    return wrap(lang.argmax(items, ties="first"))
+
+
+def _argmin(a: Any, axis: Any = None, **kw: Any) -> Any:
+    _no_axis("argmin", {"axis": axis})
+    return _argmax(elementwise(_plain_or(_UNARY[np.negative], operator.neg), (a,), "np.argmin"))
+
+
+def _clip(a: Any, a_min: Any = None, a_max: Any = None, **kw: Any) -> Any:
+    lo, hi = scalar(a_min), scalar(a_max)
+    if isinstance(lo, Sym) or isinstance(hi, Sym) or _elements(lo) is not None or _elements(hi) is not None:
+        raise untraceable("np.clip bounds must be plain numbers", "np.clip")
+
+    def clip(v: Any) -> Any:
+        if not isinstance(v, Sym):
+            return scalar(np.clip(v, lo, hi))
+        if lo is not None and hi is not None:
+            return lang.clamp(v, lo, hi)
+        return lang.maximum(v, lo) if lo is not None else lang.minimum(v, hi)
+
+    return elementwise(clip, (a,), "np.clip")
+
+
+def _where(cond: Any, *rest: Any) -> Any:
+    if len(rest) != 2:
+        raise untraceable("np.where(cond) without values (the positions) is not supported; "
+                          "write np.where(cond, a, b)", "np.where")
+    return elementwise(lambda c, a, b: lang.ite(c, a, b) if isinstance(c, Sym) else (a if c else b),
+                       (cond, *rest), "np.where")
+
+
+def _fold(name: str, uf: Any) -> Callable[..., Any]:
+    def fn(a: Any, axis: Any = None, **kw: Any) -> Any:
+        _no_axis(name, {"axis": axis})
+        return _reduce(uf, a)
+    return fn
+
+
+def _count_nonzero(a: Any, axis: Any = None, **kw: Any) -> Any:
+    _no_axis("count_nonzero", {"axis": axis})
+    ne = elementwise(_plain_or(_BINARY[np.not_equal], operator.ne), (a, 0), "np.count_nonzero")
+    return _reduce(np.add, elementwise(lambda v: v if isinstance(v, Sym) else int(v), (ne,), "np.count_nonzero"))
+
+
+def _concatenate(arrays: Sequence[Any], axis: Any = 0, **kw: Any) -> SymArray:
+    if axis not in (0, None):
+        raise untraceable("np.concatenate(..., axis=...) is not supported (traced arrays are 1-D)", "np.concatenate")
+    return SymArray(v for a in arrays for v in _items(a, "np.concatenate"))
+
+
+def _len(a: Any) -> int:
+    return len(_items(a, "np.size"))
+
+
+FUNCTIONS: dict[Any, Callable[..., Any]] = {
+    np.argmax: _argmax, np.argmin: _argmin,
+    np.max: _fold("max", np.maximum), np.amax: _fold("amax", np.maximum),
+    np.min: _fold("min", np.minimum), np.amin: _fold("amin", np.minimum),
+    np.sum: _fold("sum", np.add), np.any: _fold("any", np.logical_or), np.all: _fold("all", np.logical_and),
+    np.cumsum: lambda a, axis=None, **kw: (_no_axis("cumsum", {"axis": axis}), _cumsum(a))[1],
+    np.clip: _clip, np.where: _where, np.count_nonzero: _count_nonzero,
+    np.concatenate: _concatenate, np.hstack: lambda arrays, **kw: _concatenate(arrays),
+    np.append: lambda a, v, axis=None: _concatenate((a, v)),
+    np.copy: lambda a, **kw: SymArray(_items(a, "np.copy")), np.size: _len, np.shape: lambda a: (_len(a),),
+    np.ndim: lambda a: 1, np.abs: lambda a: ufunc(np.absolute, "__call__", (a,), {}),
+}
+
+
+def function(func: Any, args: Sequence[Any], kwargs: dict) -> Any:
+    """``__array_function__`` of symbolic values."""
+    handler = FUNCTIONS.get(func)
+    if handler is None:
+        name = f"np.{getattr(func, '__name__', func)}"
+        raise untraceable(f"{name} is not supported on symbolic values (the tracer knows "
+                          f"{', '.join(sorted('np.' + f.__name__ for f in FUNCTIONS))})", name)
+    return handler(*args, **kwargs)
+
+
+def astype(a: SymArray, dtype: Any) -> SymArray:
+    """``.astype``: to float (values unchanged), or int/bool of values that are already 0/1 or integers."""
+    kind = np.dtype(dtype).kind
+    if kind == "f":
+        return SymArray(a.items)
+    if kind in "iub":
+        if any(isinstance(v, Sym) and v.node.kind != "int" for v in a.items):
+            raise untraceable("a symbolic real number is converted to an integer type", "astype")
+        return SymArray(v if isinstance(v, Sym) else scalar(np.asarray(v).astype(dtype)) for v in a.items)
+    raise untraceable(f"astype({np.dtype(dtype).name}) of symbolic values is not supported", "astype")
+
+
+__all__ = ["FUNCTIONS", "astype", "elementwise", "function", "scalar", "ufunc"]

@@ -1,0 +1,194 @@
+"""The recording generator that stands in for StatDP's ``prng`` (a ``numpy.random.Generator``).
+
+Each call records a draw of the mechanism language instead of drawing: ``laplace``,
+``exponential`` and ``normal`` become continuous noise, ``integers`` and ``choice``
+exact finite laws, with ``loc``, ``scale``, ``size`` and ``p`` as numpy spells them
+(``size=n`` gives n independent draws as a :class:`~samplers.plain.symbolic.SymArray`).
+Two draws have no exact law on their own and are accepted in the forms code uses them:
+``prng.random() < p`` (a coin with probability exactly ``p``; each ``random()`` may be
+compared once) and ``prng.geometric(p) - prng.geometric(p)`` (two-sided geometric noise,
+i.e. discrete Laplace; clamp it with ``np.clip`` as the language requires).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+from samplers.errors import DPHybridError, ParameterError
+from samplers.lang import noise
+from samplers.lang.trace import Sym
+from samplers.plain.dispatch import elementwise, scalar
+from samplers.plain.forking import Driver
+from samplers.plain.site import current_site, untraceable
+from samplers.plain.symbolic import Noisy, SymArray
+
+
+def _plain(v: Any, what: str) -> Any:
+    v = scalar(v)
+    if isinstance(v, (Sym, SymArray, np.ndarray, list, tuple, _Pending)):
+        raise untraceable(f"{what} must be a plain number, not a symbolic value or an array", what)
+    return v
+
+
+def _count(size: Any) -> int | None:
+    if size is None:
+        return None
+    if isinstance(size, tuple) and len(size) == 1:
+        size = size[0]
+    size = scalar(size)
+    if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+        return size
+    raise untraceable(f"size={size!r}: only None or a non-negative integer (1-D) is traced", "size")
+
+
+class RecordingGenerator:
+    """A ``numpy.random.Generator`` look-alike whose draws are IR noise nodes (see the module docstring)."""
+
+    def __init__(self, driver: Driver) -> None:
+        self._driver = driver
+
+    def __getattr__(self, name: str) -> Any:
+        raise untraceable(f"prng.{name} is not supported by the tracer (it knows laplace, exponential, normal, "
+                          "integers, choice, random, geometric)", f"prng.{name}")
+
+    # -- plumbing ----------------------------------------------------------------------
+    def _node(self, key: tuple, make: Callable[[], int], position: int | None = None) -> Noisy:
+        try:
+            return Noisy(self._driver.draw(key, make, position))
+        except DPHybridError as e:
+            if isinstance(e, ParameterError):
+                raise ParameterError(f"{current_site()}: {e}") from None
+            raise
+
+    def _many(self, size: Any, one: Callable[[], Any], loc: Any = 0) -> Any:
+        n = _count(size)
+        if n is None and isinstance(scalar(loc), (SymArray, np.ndarray, list, tuple)):
+            n = len(loc)
+        draws = one() if n is None else SymArray(one() for _ in range(n))
+        if isinstance(loc, (int, float)) and loc == 0:
+            return draws
+        return elementwise(lambda a, b: a + b, (loc, draws), "loc")
+
+    def _continuous(self, kind: str, scale: Any) -> Callable[[], Noisy]:
+        s = noise.positive_scale(_plain(scale, "scale"), f"prng.{kind}")
+        op = "gaussian" if kind == "normal" else kind
+        return lambda: self._node((op, s), lambda: self._driver.builder.continuous(op, s))
+
+    def _discrete(self, law: noise.Law) -> Noisy:
+        return self._node(("draw", law), lambda: self._driver.builder.draw(*law))
+
+    # -- numpy's names -------------------------------------------------------------------
+    def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
+        """Laplace noise, ``loc + Lap(scale)``."""
+        return self._many(size, self._continuous("laplace", scale), loc)
+
+    def exponential(self, scale: Any = 1.0, size: Any = None) -> Any:
+        """Exponential noise with mean ``scale``."""
+        return self._many(size, self._continuous("exponential", scale))
+
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
+        """Gaussian noise, ``loc + N(0, scale^2)``."""
+        return self._many(size, self._continuous("normal", scale), loc)
+
+    def standard_normal(self, size: Any = None) -> Any:
+        return self.normal(0.0, 1.0, size)
+
+    def standard_exponential(self, size: Any = None) -> Any:
+        return self.exponential(1.0, size)
+
+    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
+                 endpoint: bool = False) -> Any:
+        """Uniform integers in ``[low, high)`` (``[low, high]`` with ``endpoint=True``)."""
+        low = _plain(low, "integers(low)")
+        if high is None:
+            low, high = 0, low
+        high = _plain(high, "integers(high)")
+        law = noise.uniform_law(int(low), int(high) if endpoint else int(high) - 1)
+        return self._many(size, lambda: self._discrete(law))
+
+    def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
+               shuffle: bool = True) -> Any:
+        """One of ``a`` (or of ``range(a)``), uniformly or with probabilities ``p``."""
+        values = list(range(_plain(a, "choice(a)"))) if not isinstance(a, (list, tuple, np.ndarray, SymArray)) \
+            else [_plain(v, "choice(a) elements") for v in a]
+        n = _count(size)
+        if not replace and (n or 1) > 1:
+            raise untraceable("choice(..., replace=False) of several values is not supported", "prng.choice")
+        weights = [Fraction(1)] * len(values) if p is None else [Fraction(_plain(w, "choice(p)")) for w in p]
+        if len(weights) != len(values):
+            raise untraceable(f"choice: {len(values)} values but {len(weights)} probabilities", "prng.choice")
+        law = noise.categorical_law(weights) if len(values) > 1 else (0, (Fraction(1),))
+
+        def one() -> Any:
+            idx = self._discrete(law)
+            if all(isinstance(v, int) for v in values) and values == list(range(values[0], values[0] + len(values))):
+                return idx + values[0] if values[0] else idx
+            out: Any = values[-1]
+            for i in range(len(values) - 2, -1, -1):
+                out = np.where(idx == i, values[i], out)
+            return out
+
+        return self._many(size, one)
+
+    def random(self, size: Any = None) -> Any:
+        """A uniform number in [0, 1) that may only be compared once with a constant (a coin)."""
+        return self._many(size, lambda: _Pending(self, "random", self._driver.position(), None))
+
+    def geometric(self, p: Any, size: Any = None) -> Any:
+        """Trials to the first success; only the difference of two such draws (same p) is traced."""
+        p = _plain(p, "geometric(p)")
+        return self._many(size, lambda: _Pending(self, "geometric", self._driver.position(), p))
+
+
+class _Pending(NDArrayOperatorsMixin):
+    """A draw whose law only becomes finite in one use: ``random() < p`` or ``geometric(p) - geometric(p)``."""
+
+    __array_priority__ = 2000
+
+    def __init__(self, gen: RecordingGenerator, kind: str, position: int, p: Any) -> None:
+        self.gen, self.kind, self.position, self.p, self.used = gen, kind, position, p, False
+
+    def _refuse(self, what: str) -> Any:
+        hint = ("compare it once with a constant, as in prng.random() < p" if self.kind == "random" else
+                "subtract two draws with the same p, as in prng.geometric(p) - prng.geometric(p)")
+        raise untraceable(f"prng.{self.kind}() used in {what}: its law has no exact finite form there; {hint}",
+                          f"prng.{self.kind}")
+
+    def _take(self, what: str) -> None:
+        if self.used:
+            self._refuse(f"a second {what}")
+        self.used = True
+
+    def __array_ufunc__(self, uf: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method != "__call__" or len(inputs) != 2:
+            return self._refuse(f"np.{uf.__name__}")
+        a, b = inputs
+        if self.kind == "random" and uf in (np.less, np.less_equal, np.greater, np.greater_equal):
+            me_left = a is self
+            other = scalar(b if me_left else a)
+            if isinstance(other, (Sym, _Pending, SymArray, np.ndarray, list, tuple)):
+                return self._refuse("a comparison with a symbolic value")
+            self._take("comparison")
+            below = (uf in (np.less, np.less_equal)) == me_left  # the event u < p
+            q = min(max(Fraction(other), Fraction(0)), Fraction(1))
+            prob = q if below else 1 - q
+            law = noise.bernoulli_law(prob)
+            return self.gen._node(("draw", law), lambda: self.gen._driver.builder.draw(*law), self.position)
+        if self.kind == "geometric" and uf is np.subtract and isinstance(a, _Pending) and isinstance(b, _Pending) \
+                and b.kind == "geometric" and a.p == self.p == b.p and a is not b:
+            a._take("subtraction")
+            b._take("subtraction")
+            base = 1 - noise.probability(self.p, "geometric(p): p")
+            builder = self.gen._driver.builder
+            return self.gen._node(("geom", base), lambda: builder.geometric(base), a.position)
+        return self._refuse(f"np.{uf.__name__}")
+
+    def __bool__(self) -> bool:
+        return self._refuse("a condition")
+
+    def __float__(self) -> float:
+        return self._refuse("float()")

@@ -1,0 +1,58 @@
+"""Finding a user's function by ``path/to/file.py:alg`` or ``package.module:alg``.
+
+A file is read and executed in a fresh module namespace (never imported through the
+import system, which could write a ``__pycache__`` beside it: a user's file is only
+read).  A module path is imported as Python imports it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import types
+from typing import Any, Callable
+
+from samplers.errors import UnknownMechanism
+
+
+def is_function_spec(name: str) -> bool:
+    """True for ``file.py:alg`` and ``module:alg`` (catalogue names have no colon)."""
+    head, sep, tail = name.rpartition(":")
+    return bool(sep and head and tail and tail.isidentifier() and not name.startswith(("opendp:", "diffprivlib:")))
+
+
+def _module_from_file(path: str) -> types.ModuleType:
+    try:
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UnknownMechanism(f"cannot read {path}: {e}") from None
+    name = "dphybrid_user_" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(path))
+    module = types.ModuleType(name)
+    module.__file__ = os.path.abspath(path)
+    sys.modules[name] = module  # dataclasses and pickling by reference look modules up here
+    try:
+        exec(compile(source, os.path.abspath(path), "exec"), module.__dict__)
+    except Exception as e:  # the user's module failed to run: say where, not our traceback
+        del sys.modules[name]
+        raise UnknownMechanism(f"running {path} failed: {type(e).__name__}: {e}") from None
+    return module
+
+
+def load_function(spec: str) -> Callable[..., Any]:
+    """The function named by ``file.py:alg`` or ``module:alg``."""
+    where, _, attr = spec.rpartition(":")
+    if where.endswith(".py") or os.sep in where or "/" in where:
+        if not os.path.isfile(where):
+            raise UnknownMechanism(f"no such file {where!r} (in {spec!r})")
+        module = _module_from_file(where)
+    else:
+        try:
+            module = importlib.import_module(where)
+        except ImportError as e:
+            raise UnknownMechanism(f"cannot import module {where!r} (in {spec!r}): {e}") from None
+    fn = getattr(module, attr, None)
+    if fn is None or not callable(fn):
+        raise UnknownMechanism(f"{where} has no function {attr!r}")
+    return fn

@@ -1,0 +1,132 @@
+"""Plain functions through the CLI (file.py:alg, module:alg) and suite files."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+
+import pytest
+
+from hybrid.cli import main
+from hybrid.suites.suite_file import SuiteError, load_suite
+
+ALGORITHMS = textwrap.dedent('''
+    import numpy as np
+
+    def rr(prng, queries, epsilon, p=0.75):
+        return [q if prng.random() < p else 1 - q for q in queries]
+
+    def sorted_noise(prng, queries, epsilon):
+        return np.sort(np.asarray(queries) + prng.laplace(scale=1 / epsilon, size=len(queries)))
+''')
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "algorithms.py").write_text(ALGORITHMS)
+    return tmp_path
+
+
+def snapshot(folder):
+    return {p: os.stat(folder / p).st_mtime_ns for p in os.listdir(folder)}
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_dist_of_a_file_function(capsys, folder):
+    before = snapshot(folder)
+    code, out, err = run(capsys, "dist", f"{folder}/algorithms.py:rr", "--size", "2", "--domain", "0..1",
+                         "--neighbours", "replace_one", "--input", "1,0", "--json")
+    assert code == 0, err
+    law = {tuple(row["output"]) if isinstance(row["output"], list) else row["output"]: row["probability"]
+           for row in json.loads(out)["distribution"]}
+    assert law[(1, 0)] == "9/16" and law[(0, 1)] == "1/16"
+    assert snapshot(folder) == before  # the user's file is only read: no __pycache__, no rewrite
+
+
+def test_module_function_and_negative_domain(capsys):
+    code, out, err = run(capsys, "dist", "samplers.plain.examples:isvt1", "--size", "2", "--domain", "-10..10",
+                         "-p", "epsilon=0.5", "--input=-3,2", "--backend", "continuous")
+    assert code == 0, err
+    assert "-10" not in err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["dist", "{f}:sorted_noise", "--input", "1,1,1,1,1"], "algorithms.py:8: np.sort"),
+    (["dist", "{f}:missing", "--input", "1"], "no function 'missing'"),
+    (["dist", "{d}/nope.py:rr", "--input", "1"], "no such file"),
+    (["dist", "rr", "--size", "3", "--input", "1"], "--size applies to a file.py:alg"),
+    (["dist", "{f}:rr", "--domain", "3..1", "--input", "1"], "exceeds"),
+    (["dist", "{f}:rr", "-p", "q=1", "--input", "1"], "unknown parameter 'q'"),
+])
+def test_bad_plain_input_is_one_line_and_status_2(capsys, folder, argv, words):
+    argv = [a.format(f=f"{folder}/algorithms.py", d=folder) for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_suite_entries_name_file_functions(folder):
+    (folder / "suite.toml").write_text(textwrap.dedent('''
+        [[entry]]
+        mechanism = "algorithms.py:rr"
+        params = { epsilon = 1.0, p = 0.75 }
+        size = 2
+        domain = "0..1"
+        neighbours = "replace_one"
+        [[entry]]
+        mechanism = "samplers.plain.examples:svt"
+        size = 3
+        domain = [-2, 2]
+    '''))
+    suite = load_suite(str(folder / "suite.toml"))
+    rr, svt = suite.entries
+    assert rr.mechanism == f"{folder.resolve()}/algorithms.py:rr" and rr.id.startswith("algorithms.py:rr ")
+    assert rr.inputs == {"size": 2, "domain": [0, 1], "neighbours": "replace_one"}
+    assert rr.resolve().trace(epsilon=1.0).arity == 2
+    assert svt.resolve().trace().domain.lo == (-2, -2, -2)
+    assert rr.to_json()["inputs"]["size"] == 2
+
+
+@pytest.mark.parametrize("extra, words", [
+    ('size = 0', "size must be a positive integer"),
+    ('domain = "a..b"', "domain must be"),
+    ('neighbours = "nobody"', "unknown neighbour relation"),
+])
+def test_suite_refuses_bad_inputs(folder, extra, words):
+    (folder / "suite.toml").write_text(f'[[entry]]\nmechanism = "algorithms.py:rr"\n{extra}\n')
+    with pytest.raises((SuiteError, Exception), match=words):
+        load_suite(str(folder / "suite.toml"))
+
+
+def test_catalogue_entries_refuse_plain_inputs(folder):
+    (folder / "suite.toml").write_text('[[entry]]\nmechanism = "rr"\nsize = 3\n')
+    with pytest.raises(SuiteError, match="size applies to a file.py:alg"):
+        load_suite(str(folder / "suite.toml"))
+
+
+def _rr(prng, queries, epsilon, p=0.75):
+    return [q if prng.random() < p else 1 - q for q in queries]
+
+
+def test_verify_takes_the_function():
+    from verifiers.verify import verify
+
+    assert str(verify(_rr).result.ratio) == "inf"  # StatDP's default domain -10..10: 1 - q leaves it
+    from samplers.plain import statdp
+
+    assert str(verify(statdp(_rr, size=1, domain=(0, 1), neighbours="replace_one")).result.ratio) == "3"
+
+
+@pytest.mark.slow
+def test_testers_take_the_function():
+    from hybrid.testers.testing import statdp_test
+    from samplers.plain import statdp
+
+    mech = statdp(_rr, size=1, domain=(0, 1), neighbours="replace_one")
+    assert statdp_test(mech, 0.5, samples=20_000, seed=0).extra["violation"] is True  # true eps ln 3

@@ -1,0 +1,141 @@
+"""Every construct the path-forking tracer refuses: a specific error naming the user's line."""
+
+from __future__ import annotations
+
+import inspect
+import random
+
+import numpy as np
+import pytest
+
+from samplers.errors import TooManyPaths, UntraceableError
+from samplers.plain import statdp
+
+
+def to_float(prng, queries, epsilon):
+    noisy = queries[0] + prng.laplace(scale=1 / epsilon)
+    return float(noisy)  # MARK
+
+
+def loop_bound(prng, queries, epsilon):
+    k = prng.integers(0, 3)
+    return [q for q in queries[:k]]  # MARK
+
+
+def range_bound(prng, queries, epsilon):
+    total = 0
+    for _ in range(queries[0]):  # MARK
+        total += 1
+    return total
+
+
+def unknown_ufunc(prng, queries, epsilon):
+    return np.exp(queries[0] + prng.laplace(scale=1.0))  # MARK
+
+
+def unknown_function(prng, queries, epsilon):
+    return np.sort(np.asarray(queries) + prng.laplace(scale=1.0, size=len(queries)))  # MARK
+
+
+def noisy_index(prng, queries, epsilon):
+    i = prng.integers(0, len(queries))
+    return queries[i]  # MARK
+
+
+def dtype_float(prng, queries, epsilon):
+    return np.asarray(queries, dtype=np.float32) + 1.0  # MARK
+
+
+def unknown_generator_method(prng, queries, epsilon):
+    return queries[0] + prng.uniform(0.0, 1.0)  # MARK
+
+
+def random_twice(prng, queries, epsilon):
+    u = prng.random()
+    if u < 0.25:
+        return 0
+    return 1 if u < 0.5 else 2  # MARK
+
+
+def inexact_division(prng, queries, epsilon):
+    return (queries[0] + prng.laplace(scale=1.0)) / 3  # MARK
+
+
+def formatted(prng, queries, epsilon):
+    return f"{queries[0] + prng.laplace(scale=1.0):.2f}"  # MARK
+
+
+def returns_dict(prng, queries, epsilon):
+    return {"answer": queries[0]}  # MARK
+
+
+def not_deterministic(prng, queries, epsilon):
+    t = 0.0 if random.random() < 0.5 else 1.0
+    if queries[0] + prng.laplace(scale=1.0) > t:  # MARK
+        return 1
+    return 0
+
+
+def many_paths(prng, queries, epsilon):
+    out = 0
+    for q in queries:
+        if q + prng.laplace(scale=1.0) > 0:  # MARK
+            out += 1
+    return out
+
+
+CASES = [
+    (to_float, UntraceableError, "float"),
+    (loop_bound, UntraceableError, "int"),
+    (range_bound, UntraceableError, "range"),
+    (unknown_ufunc, UntraceableError, "np.exp"),
+    (unknown_function, UntraceableError, "np.sort"),
+    (noisy_index, UntraceableError, "indexed by a symbolic value"),
+    (dtype_float, UntraceableError, "dtype=float32"),
+    (unknown_generator_method, UntraceableError, "prng.uniform"),
+    (random_twice, UntraceableError, "second comparison"),
+    (inexact_division, UntraceableError, "power of two"),
+    (formatted, UntraceableError, "formatted"),
+    (returns_dict, UntraceableError, "dict"),
+    (not_deterministic, UntraceableError, "differently"),
+]
+
+
+def marked_line(fn) -> int:
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, text in enumerate(lines) if "# MARK" in text)
+
+
+@pytest.mark.parametrize("fn, error, words", CASES, ids=[c[0].__name__ for c in CASES])
+def test_unsupported_construct_names_the_line(fn, error, words):
+    with pytest.raises(error) as info:
+        for _ in range(20):  # not_deterministic needs two different runs; the others fail at once
+            statdp(fn, size=3).trace()
+    site = f"test_plain_errors.py:{marked_line(fn)}"
+    assert info.value.site.endswith(site), (info.value.site, site)
+    assert str(info.value).startswith(info.value.site)
+    assert words in str(info.value)
+
+
+def test_too_many_paths_is_a_limit_not_a_guess():
+    with pytest.raises(TooManyPaths, match="more than 8 paths"):
+        statdp(many_paths, size=4, max_paths=8).trace()
+    assert statdp(many_paths, size=3, max_paths=8).trace()._meta["paths"] == 8
+
+
+def global_generator(prng, queries, epsilon):
+    return queries[0] + np.random.laplace(scale=1 / epsilon)  # noise the tracer cannot see
+
+
+CALLS = []
+
+
+def counter_kept(prng, queries, epsilon):
+    CALLS.append(1)
+    return queries[0] + len(CALLS)
+
+
+@pytest.mark.parametrize("fn", [global_generator, counter_kept])
+def test_hidden_randomness_or_state_is_caught_by_running_a_path_twice(fn):
+    with pytest.raises(UntraceableError, match="returned something else when run again"):
+        statdp(fn, size=1).trace()

@@ -1,0 +1,260 @@
+"""The composition rule: independent parts of an output, each at its exact level.
+
+When the output's components split into parts whose backward slices share no input and
+no random draw, ``P(o | x)`` is the product of the parts' laws, each a function of its
+own inputs only.  Over the program's neighbour relation the level then composes:
+
+* ``one_differ`` / ``replace_one``: one coordinate changes, so one part's law changes --
+  the level is the **largest** part level;
+* ``all_differ``: every part may change at once, and the ratio of a product is the
+  product of ratios -- the level is the **product** of the part levels;
+* a custom relation: only when one part reads every input (the whole program), since a
+  predicate on whole inputs says nothing about a part.
+
+Each part level is the exact global level of the part's sub-program (its slice with the
+inputs renumbered), swept by an exact backend reached through
+:func:`verifiers.backends.get_backend`; parts with the same sub-program (``rr``'s clients,
+``histogram_geom``'s bins) are swept once.  Part levels are exact ratios, so the proved
+``e^eps`` is an exact ratio too (``Proof.ratio``), and ``eps`` its sound upper end.
+
+A part that draws continuous noise has no exact level; the other rules of
+:data:`verifiers.prover.prove.RULES` prove it instead (their checker-confirmed pure
+eps-DP proof, kept in the evidence), so ``noisy_hist1`` is one Laplace part proved once.
+Such levels compose with the exact ones by max or sum in eps; the proof then has no
+exact ratio, only its sound ``eps``.
+
+The evidence (re-checked by :mod:`verifiers.prover.composition_check`) lists every part
+(outputs, inputs, draws, class) and every class of identical parts (exact ratio, the
+backend, the neighbour pairs swept and a witness pair attaining the level).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+from samplers.errors import LimitExceeded
+from samplers.lang.builder import Builder, draws_randomness, replay
+from samplers.lang.domain import Domain
+from samplers.lang.ir import BOTTOM, CONTINUOUS_NOISE, Node, Program
+from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
+from verifiers.backends import choose, get_backend
+from verifiers.base import neighbour_pairs
+from verifiers.epsilon import eps_upper, within_exp
+from verifiers.prover.composition_check import check  # noqa: F401  (the rule's independent checker)
+from verifiers.prover.proof import NoProof, Proof, number_json, round_up
+from verifiers.ratio import INF, Ratio, ratio_str
+
+RULE = "composition"
+# A part is swept over at most this many neighbour pairs (the search's global check has the
+# same size limit): a count, so whether a proof is found does not depend on the machine.
+MAX_PART_PAIRS = 20_000
+
+
+def _find(parent: list[int], i: int) -> int:
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def split(program: Program) -> list[list[int]]:
+    """Output positions grouped into parts that share no input and no draw (union-find on the DAG).
+
+    Every non-constant node joins its arguments' groups, so two outputs meet exactly
+    when their slices share a node that is an input, a draw or computed from one.
+    """
+    parent = list(range(len(program.nodes)))
+    first_read: dict[int, int] = {}  # input index -> a node reading it (the builder shares them; be sure)
+    for i, node in enumerate(program.nodes):
+        links = [a for a in node.args if program.nodes[a].op != "const"]
+        if node.op == "input":
+            links.append(first_read.setdefault(node.attr, i))
+        for a in links:
+            ra, ri = _find(parent, a), _find(parent, i)
+            if ra != ri:
+                parent[ra] = ri
+    groups: dict[int, list[int]] = {}
+    for pos, o in enumerate(program.outputs):
+        groups.setdefault(_find(parent, o), []).append(pos)
+    return list(groups.values())
+
+
+def _slice(program: Program, outputs: list[int]) -> list[int]:
+    """Node ids the given output positions depend on, in order."""
+    seen: set[int] = set()
+    stack = [program.outputs[p] for p in outputs]
+    while stack:
+        i = stack.pop()
+        if i not in seen:
+            seen.add(i)
+            stack.extend(program.nodes[i].args)
+    return sorted(seen)
+
+
+def part_program(program: Program, outputs: list[int], inputs: list[int]) -> Program:
+    """The sub-program of ``outputs``: their slice, input ``inputs[k]`` renamed ``k``.
+
+    The slice is cut out before the replay, so a part costs its own size, not the program's.
+    """
+    rename = {v: k for k, v in enumerate(inputs)}
+    ids = _slice(program, outputs)
+    at = {old: k for k, old in enumerate(ids)}
+    local = [replace(program.nodes[i], args=tuple(at[a] for a in program.nodes[i].args)) for i in ids]
+
+    def rewrite(node: Node, args: tuple[int, ...], b: Builder, old: int) -> int | None:
+        if node.op == "input":
+            return b.input(rename[node.attr], node.lo, node.hi)
+        return None
+
+    nodes, outs = replay(local, [at[program.outputs[p]] for p in outputs], rewrite=rewrite)
+    whole = len(inputs) == program.domain.size and inputs == list(range(program.domain.size))
+    return Program(
+        name=f"{program.name}[part]", params=program.params, nodes=tuple(nodes), outputs=tuple(outs),
+        tuple_output=program.tuple_output,
+        domain=Domain(tuple(program.domain.lo[i] for i in inputs), tuple(program.domain.hi[i] for i in inputs)),
+        neighbours=program.neighbours, symmetric=program.symmetric and whole,
+    )
+
+
+def combination(program: Program, read: list[list[int]]) -> str | None:
+    """How part levels compose under the program's relation (``read``: the inputs of each part).
+
+    A custom relation is a predicate on whole inputs: it applies to a part only when that
+    part reads every input and no other part reads any.
+    """
+    nb = program.neighbours
+    if isinstance(nb, (OneDiffer, ReplaceOne)):
+        return "max"
+    if isinstance(nb, AllDiffer):
+        return "product"
+    reading = [r for r in read if r]
+    return "single" if not reading or reading == [list(range(program.domain.size))] else None
+
+
+def _json_output(o: Any) -> Any:
+    if isinstance(o, tuple):
+        return [_json_output(v) for v in o]
+    return "bottom" if o is BOTTOM else o
+
+
+def _level(sub: Program) -> tuple[Ratio, dict[str, Any]] | NoProof:
+    """The exact global level of a part's sub-program, with how it was found."""
+    if sum(1 for _ in itertools.islice(neighbour_pairs(sub), MAX_PART_PAIRS + 1)) > MAX_PART_PAIRS:
+        return NoProof(f"a part has more than {MAX_PART_PAIRS} neighbour pairs over {sub.domain.describe()} "
+                       "(the sweep limit of the composition rule)", rule=RULE)
+    name = choose(sub)
+    try:
+        g = get_backend(sub, name).global_epsilon()
+    except LimitExceeded as e:  # a node budget, a memory limit
+        return NoProof(f"the {name} backend stopped sweeping a part: {e}", rule=RULE)
+    if not g.complete:
+        return NoProof(f"the sweep of a part stopped before every neighbour pair: {g.stopped}", rule=RULE)
+    r = max(g.ratio, Fraction(1))  # a part with no neighbour pair changes nothing
+    witness = None if g.x is None else {"x": list(g.x), "x_prime": list(g.x_prime), "output": _json_output(g.output)}
+    return r, {"ratio": ratio_str(r), "backend": name, "pairs": g.pairs, "witness": witness}
+
+
+def _where(program: Program, outputs: list[int]) -> str:
+    if program.arity == 1:
+        return "the output"
+    return f"output {outputs[0]}" if len(outputs) == 1 else "outputs " + ", ".join(str(p) for p in outputs)
+
+
+def _sub_proof(sub: Program) -> tuple[Fraction, dict[str, Any]] | NoProof:
+    """The level another rule proves (checker-confirmed) for a part that draws continuous noise."""
+    from verifiers.prover.prove import RULES, prove
+
+    others = [r for r in RULES if r != RULE]
+    if not others:
+        return NoProof("a part draws continuous noise and no other proof rule is registered to prove it", rule=RULE)
+    found = prove(sub, rules=others)
+    if isinstance(found, list):
+        return NoProof("no rule proved a part that draws continuous noise: "
+                       + "; ".join(f"{n.rule}: {n.reason}" for n in found), rule=RULE)
+    if found.delta != 0:
+        return NoProof(f"the {found.rule} rule proves a part only (eps, delta)-DP; the composition rule "
+                       "composes pure eps-DP parts", rule=RULE)
+    return Fraction(found.eps), {"eps": number_json(found.eps), "rule": found.rule, "proof": found.to_json()}
+
+
+def _part(program: Program, outs: list[int]) -> dict[str, Any]:
+    nodes = _slice(program, outs)
+    return {"outputs": outs,
+            "inputs": sorted(program.nodes[i].attr for i in nodes if program.nodes[i].op == "input"),
+            "draws": [i for i in nodes if draws_randomness(program.nodes[i].op, program.nodes[i].attr)]}
+
+
+def _continuous(program: Program, part: dict[str, Any]) -> bool:
+    return any(program.nodes[i].op in CONTINUOUS_NOISE for i in part["draws"])
+
+
+def composed_upper(ratio: Ratio, sub_eps: Fraction, how: str) -> float:
+    """A float at least the composed level: ``ln ratio`` and ``sub_eps`` by max, or by sum for ``product``."""
+    if how == "product":
+        return round_up(Fraction(eps_upper(ratio)) + sub_eps)
+    return max(eps_upper(ratio), round_up(sub_eps))
+
+
+def attempt(program: Program, eps: Fraction | None = None) -> Proof | NoProof:
+    """Prove the composed level (at most ``eps`` when given), or say why not."""
+    parts = [_part(program, outs) for outs in split(program)]
+    reading = sum(1 for part in parts if part["inputs"])
+    how = combination(program, [part["inputs"] for part in parts])
+    if how is None:
+        return NoProof(f"the custom neighbour relation {program.neighbours.name} is a predicate on whole inputs: "
+                       f"it does not apply to {reading} independent parts that read some of them", rule=RULE)
+    classes: list[dict[str, Any]] = []
+    levels: list[Ratio | Fraction] = []
+    seen: dict[tuple, int] = {}
+    for k, part in enumerate(parts):
+        part["class"] = None  # a part that reads no input has the same law for every x
+        if not part["inputs"]:
+            continue
+        cont = _continuous(program, part)
+        if cont and reading == 1 and len(parts) == 1:
+            draw = next(i for i in part["draws"] if program.nodes[i].op in CONTINUOUS_NOISE)
+            return NoProof(f"the program is one part and draws continuous noise ({program.nodes[draw].op} at "
+                           f"node %{draw}): nothing to compose", rule=RULE, where=f"draw %{draw}")
+        sub = part_program(program, part["outputs"], part["inputs"])
+        key = (sub.nodes, sub.outputs, sub.domain)
+        if key not in seen:
+            found = _sub_proof(sub) if cont else _level(sub)
+            if isinstance(found, NoProof):
+                return NoProof(found.reason, rule=RULE, where=f"part {k} ({_where(program, part['outputs'])})")
+            level, info = found
+            if level == INF:
+                return NoProof(f"not eps-DP for any eps: {_where(program, part['outputs'])} (a part) can "
+                               "take a value impossible under a neighbour input", rule=RULE, where=f"part {k}",
+                               details=info)
+            seen[key] = len(classes)
+            classes.append(info)
+            levels.append(level)
+        part["class"] = seen[key]
+    ratio: Ratio = Fraction(1)
+    sub_eps = Fraction(0)
+    for part in parts:
+        c = part["class"]
+        if c is None:
+            continue
+        if "eps" in classes[c]:
+            sub_eps = sub_eps + levels[c] if how == "product" else max(sub_eps, levels[c])
+        else:
+            ratio = ratio * levels[c] if how == "product" else max(ratio, levels[c])
+    upper = composed_upper(ratio, sub_eps, how)
+    exact = not any("eps" in c for c in classes)
+    evidence = {"neighbours": program.neighbours.name, "combine": how, "ratio": ratio_str(ratio),
+                "sub_eps": number_json(sub_eps), "classes": classes, "parts": parts}
+    if eps is not None and not (within_exp(ratio, eps) if exact else Fraction(upper) <= eps):
+        level = f"e^eps = {ratio_str(ratio)}" if exact else "eps"
+        return NoProof(f"the composed level {level} (eps <= {upper:.6g}) is not within the claim {float(eps):g}",
+                       rule=RULE, details=evidence)
+    swept = sum(c.get("pairs", 0) for c in classes)
+    how_found = sorted({c["backend"] for c in classes if "backend" in c} | {f"{c['rule']} rule" for c in classes
+                                                                             if "rule" in c})
+    return Proof(rule=RULE, mechanism=program.name, params=dict(program.params), eps=upper,
+                 ratio=ratio if exact else None, evidence=evidence,
+                 solver=f"{len(classes)} distinct of {len(parts)} parts, by {', '.join(how_found) or 'none'} "
+                        f"({swept} neighbour pairs swept)")
