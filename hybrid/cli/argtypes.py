@@ -9,6 +9,7 @@ clamped or folded (a seed outside [0, 2^64) is an error, not reduced modulo 2^64
 from __future__ import annotations
 
 import argparse
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -16,7 +17,7 @@ from hybrid.formats import eps_value
 from hybrid.searcher.budget import MAX_PRECISION
 from samplers.errors import ParameterError
 from samplers.lang.exact import exact
-from samplers.numerals import parse_integer, short_text
+from samplers.numerals import is_integer, parse_integer, short_text
 from samplers.seed import check_seed
 
 
@@ -119,12 +120,10 @@ def _finite_float(v: Fraction, text: str) -> float:
 def int_range(text: str) -> tuple[int, int]:
     """``LO..HI``: an integer range with LO <= HI (``-10..10``)."""
     lo, sep, hi = text.partition("..")
-    if not sep:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a range LO..HI such as -10..10")
-    a, b = _integer(lo), _integer(hi)
-    if a > b:
-        raise argparse.ArgumentTypeError(f"{text}: {a} exceeds {b}")
-    return a, b
+    if not (sep and is_integer(lo) and is_integer(hi)) or int(lo) > int(hi):
+        raise argparse.ArgumentTypeError(f"{short_text(repr(text))} is not a range LO..HI of integers LO <= HI "
+                                         "such as -10..10")
+    return int(lo), int(hi)
 
 
 RANGE_ARG = re.compile(r"^-\d+\.\.[+-]?\d+$")  # a range starting with a minus sign is a value, not an option

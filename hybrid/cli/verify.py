@@ -16,8 +16,6 @@ from hybrid.cli.progress import progress_reporter
 from hybrid.cli.render import params_text
 from hybrid.formats import (enclosure_str, eps_text, lower_str, output_str, params_to_json, ratio_lower_str,
                             upper_str, value_to_json, witness_to_json)
-from samplers.errors import ParameterError
-from samplers.numerals import is_integer, short_text
 from verifiers.bdd.bitblast import DEFAULT_NODE_BUDGET
 from verifiers.ratio import ratio_str
 from verifiers.verify import Verification, restricted, verify
@@ -28,7 +26,7 @@ def register(subs: argparse._SubParsersAction) -> None:
     add_mechanism_args(p)
     p.add_argument("--backend", default="auto",
                    help="exact backend: auto, bdd, enumerate, smt or continuous (default auto)")
-    p.add_argument("--input-range", metavar="LO..HI", default=None,
+    p.add_argument("--input-range", type=argtypes.int_range, metavar="LO..HI", default=None,
                    help="verify only inputs with every coordinate in LO..HI (e.g. 0..2)")
     p.add_argument("--eps", type=argtypes.epsilon, default=None,
                    help="prove or refute eps-DP (natural log; 7/10 is exactly seven tenths)")
@@ -39,14 +37,6 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--reorder", action="store_true", help="dynamic BDD variable reordering while building")
     add_time_budget(p)
     p.set_defaults(run=time_limited(run))
-
-
-def _input_range(text: str) -> tuple[int, int]:
-    lo, sep, hi = text.partition("..")
-    a, b = (int(lo), int(hi)) if is_integer(lo) and is_integer(hi) else (1, 0)
-    if not sep or a > b:
-        raise ParameterError(f"--input-range must be LO..HI with integers LO <= HI, got {short_text(repr(text))}")
-    return a, b
 
 
 def _remedy(limit: dict[str, int]) -> str:
@@ -97,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     mech, params = resolve(args)
     program = mech.trace(**params)
     if args.input_range is not None:
-        program = restricted(program, *_input_range(args.input_range))
+        program = restricted(program, *args.input_range)
     with progress_reporter(quiet=args.json) as say:
         say(f"compiling {mech.name}")
         v = verify(program, backend=args.backend, eps=args.eps, precision=args.precision, progress=say,
