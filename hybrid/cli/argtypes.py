@@ -120,9 +120,10 @@ def _finite_float(v: Fraction, text: str) -> float:
 def int_range(text: str) -> tuple[int, int]:
     """``LO..HI``: an integer range with LO <= HI (``-10..10``)."""
     lo, sep, hi = text.partition("..")
-    if not (sep and is_integer(lo) and is_integer(hi)) or int(lo) > int(hi):
-        raise argparse.ArgumentTypeError(f"{short_text(repr(text))} is not a range LO..HI of integers LO <= HI "
-                                         "such as -10..10")
+    if not (sep and is_integer(lo) and is_integer(hi)):
+        raise argparse.ArgumentTypeError(f"{short_text(repr(text))} is not a range LO..HI of integers such as -10..10")
+    if int(lo) > int(hi):
+        raise argparse.ArgumentTypeError(f"{short_text(text)} is not a range LO..HI: LO exceeds HI")
     return int(lo), int(hi)
 
 
