@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from decimal import Decimal
 
 from samplers.errors import DPHybridError, ParameterError
@@ -62,3 +63,11 @@ def count_text(n: int) -> str:
     if n < 10**15:
         return f"{n:,}"
     return f"about 10^{int((n.bit_length() - 1) * math.log10(2))}"
+
+
+def read_error_text(e: ValueError) -> str:
+    """A parser's ValueError for people: Python's int-string limit said without its advice to raise it."""
+    text = str(e)
+    if "integer string conversion" in text:
+        return f"an integer has more than the {sys.get_int_max_str_digits()} digits a value may have"
+    return text

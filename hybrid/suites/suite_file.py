@@ -43,7 +43,7 @@ from typing import Any
 
 from hybrid.searcher.budget import MAX_PRECISION
 from samplers.errors import DPHybridError
-from samplers.numerals import short_text
+from samplers.numerals import read_error_text, short_text
 from samplers.readers import short_repr
 from verifiers.ratio import parse_ratio
 
@@ -298,7 +298,7 @@ def load_suite(name_or_path: str) -> Suite:
         text = path.read_text()
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (OSError, ValueError) as e:  # UnicodeDecodeError, JSON and TOML errors, integers beyond the limit
-        raise SuiteError(f"cannot read suite {path}: {short_text(str(e), 200)}") from None
+        raise SuiteError(f"cannot read suite {path}: {short_text(read_error_text(e), 200)}") from None
     except RecursionError:
         raise SuiteError(f"cannot read suite {path}: nested too deeply") from None
     return parse_suite(data, path.stem, path.parent)

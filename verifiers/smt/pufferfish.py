@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from samplers import catalogue, deadline
 from samplers.errors import DomainError, ParameterError, SolverUnknown
 from samplers.lang.ir import Program
+from samplers.numerals import read_error_text
 from samplers.readers import as_int, as_list, as_object, check_depth, parse_json, read_text, short_repr
 from verifiers.epsilon import Bisection, bisect_epsilon
 from verifiers.smt.hmm import HMM, InitialPair, Instance, Param, exact_sum, instance_from_dict, parse_param
@@ -470,7 +471,7 @@ def _yaml(text: str, where: str) -> Any:
     except RecursionError:
         raise ParameterError(f"{where}: nested too deeply to read") from None
     except ValueError as e:  # an integer beyond Python's int-string limit
-        raise ParameterError(f"{where}: cannot read a value ({e})") from None
+        raise ParameterError(f"{where}: cannot read a value ({read_error_text(e)})") from None
     return check_depth(data, where, error=ParameterError)
 
 
