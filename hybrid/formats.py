@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.exact import exact, fraction_str
+from samplers.numerals import short_text
 from samplers.lang.ir import BOTTOM, BOTTOM_CODE, INT64_MAX
 
 
@@ -43,9 +44,9 @@ def output_from_json(v: Any) -> Any:
     if v == "bottom":
         return BOTTOM
     if isinstance(v, bool) or not isinstance(v, int):
-        raise DPHybridError(f"an output must be an integer, 'bottom' or a list of them, got {v!r}")
+        raise DPHybridError(f"an output must be an integer, 'bottom' or a list of them, got {short_text(repr(v))}")
     if not BOTTOM_CODE < v <= INT64_MAX:
-        raise DPHybridError(f"output value {v} is outside the range of program values "
+        raise DPHybridError(f"output value {short_text(str(v))} is outside the range of program values "
                             f"({BOTTOM_CODE + 1}..{INT64_MAX}); a halted output is written \"bottom\"")
     return v
 
@@ -146,11 +147,11 @@ def eps_value(v: Any, what: str = "eps") -> float | Fraction:
     float, taken at its exact binary value by the exact backends.
     """
     try:
-        q = exact(v, what=what)  # refuses NaN, infinities, booleans and text that is no number
-    except ParameterError:
-        q = None
-    if q is None or q < 0:
-        raise ParameterError(f"{what} must be a finite non-negative number, got {v!r}")
+        q = exact(v, what=what)  # refuses NaN, infinities, booleans, text that is no number, 1e-400
+    except ParameterError as e:
+        raise ParameterError(f"{what} must be a finite non-negative number ({str(e).removeprefix(what + ': ')})") from None
+    if q < 0:
+        raise ParameterError(f"{what} must be a finite non-negative number, got {short_text(repr(v))}")
     if isinstance(v, Fraction) or (isinstance(v, str) and "/" in v):
         return q
     return float(v)

@@ -74,6 +74,7 @@ def test_bad_input_is_one_line_and_status_2(capsys, argv, message):
     assert message in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_exported_attack_on_a_continuous_mechanism_is_certified(capsys, tmp_path):
     """A DP-Sniper-style attack on the Laplace mechanism (a logistic score with a step feature)."""
     from hybrid.testers.testing import sniper_estimate

@@ -38,6 +38,7 @@ from hybrid.searcher.statistical import confidence_of, one_sided, uncertified
 from samplers import deadline
 from samplers.deadline import TimeLimitReached
 from samplers.errors import BudgetExceeded, ParameterError
+from samplers.numerals import count_text
 from samplers.plain import as_mechanism
 from samplers.seed import check_seed
 from samplers.lang.ir import Program
@@ -128,7 +129,7 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
             except TimeLimitReached as e:
                 s.limits.append(f"{e}: the tester's event was not weighed")
         else:  # a feature event is a predicate: weighing it lists every output
-            proposed["note"] = (f"event not weighed: up to {program.output_space} outputs; "
+            proposed["note"] = (f"event not weighed: up to {count_text(program.output_space)} outputs; "
                                 "the pair's exact level is certified instead")
     clock.stage("prove")
     prove_stage(s, program)
