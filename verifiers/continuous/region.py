@@ -43,6 +43,9 @@ from verifiers.continuous.paths import INF, Law
 
 MAX_CELL_DEPTH = 2
 TAIL_STEPS = 16
+CLOSED_FORM_LEAVES = 16  # stars with more leaves are integrated by quadrature (see _Solver.quadrature)
+STAR_CACHE = 1 << 14  # stars remembered (their probability depends on the key only)
+_STARS: dict[tuple, object] = {}
 
 Fn = tuple[Fraction, Fraction]  # t -> m t + k
 
@@ -83,6 +86,10 @@ class _Leaf:
         self.law = law
         self.lower: list[Fn] = []
         self.upper: list[Fn] = []
+
+    def signature(self) -> tuple:
+        """What the leaf's factor depends on: its law and its ends (leaves with equal signatures are identical)."""
+        return (self.law.kind, self.law.scale, tuple(sorted(set(self.lower))), tuple(sorted(set(self.upper))))
 
     def breakpoints(self) -> set[Fraction]:
         fns = self.lower + self.upper
@@ -156,8 +163,8 @@ class _Solver:
 
     # -- stars -----------------------------------------------------------------------
     def star(self, hub: int, vs: list[int], cons: list[Form], bounds: dict[int, list]):
-        from flint import arb
-
+        """The star's probability; identical leaves (same law, same ends) enter once, as a power, and a
+        star already integrated (the same hub law, bounds and leaves, in any order) is not integrated again."""
         leaves = {v: _Leaf(self.noise[v]) for v in vs if v != hub}
         for v, leaf in leaves.items():
             lo, hi = bounds[v]
@@ -169,57 +176,76 @@ class _Solver:
             (v, a), = [(w, a) for w, a in c.coeffs if w != hub]
             fn = (-c.coeff(hub) / a, -c.const / a)  # a z_v + h t + k > 0  <=>  z_v >< (-h t - k) / a
             (leaves[v].lower if a > 0 else leaves[v].upper).append(fn)
-        hub_law = self.noise[hub]
-        t_lo, t_hi = bounds[hub]
-        points = set(laws.kinks(hub_law)) | {Fraction(0)}
+        groups: dict[tuple, list] = {}
         for leaf in leaves.values():
+            groups.setdefault(leaf.signature(), [leaf, 0])[1] += 1
+        hub_law, (t_lo, t_hi) = self.noise[hub], bounds[hub]
+        key = (hub_law, t_lo, t_hi, tuple(sorted((sig, k) for sig, (_, k) in groups.items())), self.prec)
+        found = _STARS.get(key)
+        if found is None:
+            found = self._star(hub_law, t_lo, t_hi, [(leaf, k) for leaf, k in groups.values()])
+            if len(_STARS) >= STAR_CACHE:
+                _STARS.clear()
+            _STARS[key] = found
+        return found
+
+    def _star(self, hub_law: Law, t_lo, t_hi, groups: list[tuple[_Leaf, int]]):
+        """``int f_hub(t) prod_leaves (F(U(t)) - F(L(t)))^multiplicity dt`` piece by piece."""
+        from flint import arb
+
+        points = set(laws.kinks(hub_law)) | {Fraction(0)}
+        for leaf, _ in groups:
             points |= leaf.breakpoints()
         edges = [t_lo] + sorted(p for p in points if t_lo < p < t_hi) + [t_hi]
-        mixed = hub_law.kind == "gaussian" or any(leaf.law.kind == "gaussian" for leaf in leaves.values())
-        den = 1 if mixed else _rate_denominator(hub_law, leaves.values())
+        mixed = hub_law.kind == "gaussian" or any(leaf.law.kind == "gaussian" for leaf, _ in groups)
+        quadrature = mixed or sum(k for _, k in groups) > CLOSED_FORM_LEAVES
+        den = 1 if mixed else _rate_denominator(hub_law, [leaf for leaf, _ in groups])
         total = arb(0)
         for a, b in zip(edges, edges[1:]):
             tau = _sample(a, b)
-            active = [(leaf, leaf.active(tau)) for leaf in leaves.values()]
-            if any(act is None for _, act in active):
+            active = [(leaf, leaf.active(tau), k) for leaf, k in groups]
+            if any(act is None for _, act, _ in active):
                 continue
             if hub_law.kind == "exponential" and tau < 0:
                 continue
-            if mixed:
+            if quadrature:
                 total += self.quadrature(hub_law, active, a, b, tau)
             else:
                 f = _factor(hub_law, None, None, (tau >= 0,), den, self.prec)
-                for leaf, (lo, hi) in active:
+                for leaf, (lo, hi), k in active:
                     signs = (lo is not None and _at(lo, tau) >= 0, hi is not None and _at(hi, tau) >= 0)
-                    f = expsum.multiply(f, _factor(leaf.law, lo, hi, signs, den, self.prec))
+                    f = expsum.multiply(f, _power(_factor(leaf.law, lo, hi, signs, den, self.prec), k))
                     if not f:
                         break
                 if f:
                     total += expsum.integrate(f, a, b, den)
         return total
 
-    # -- Gaussian pieces ---------------------------------------------------------------
+    # -- pieces by quadrature (Gaussian noise, many leaves) -------------------------------
     def quadrature(self, hub_law: Law, active: list, a, b, tau: Fraction):
-        """``int_a^b`` of a piece's integrand by arb quadrature, infinite ends truncated with tail bounds."""
+        """``int_a^b`` of a piece's integrand by arb quadrature, infinite ends truncated with tail bounds.
+
+        Used for Gaussian noise (no closed form) and for stars of many leaves, where the product
+        of the leaves' exp-sums, expanded, would cancel catastrophically (``(1 - y/2)^k`` has terms
+        up to ``1.5^k`` for a value near ``0.5^k``); the factored integrand does not."""
         from flint import arb
 
-        factors: list[Callable] = []
-        for leaf, (lo, hi) in active:
+        factors: list[tuple[Callable, int]] = []
+        for leaf, (lo, hi), k in active:
             if leaf.law.kind == "gaussian":
-                factors.append(_gaussian_factor(leaf.law, lo, hi))
+                factors.append((_gaussian_factor(leaf.law, lo, hi), k))
             else:
                 diff = _difference(leaf.law, lo, hi, tau)
-                factors.append(lambda t, diff=diff: expsum.evaluate(diff, t))
+                factors.append((expsum.evaluator(diff), k))
         if hub_law.kind == "gaussian":
             density = lambda t: laws.density_ball(hub_law, t)  # noqa: E731
         else:
-            terms = laws.density_terms(hub_law, tau >= 0)
-            density = lambda t: expsum.evaluate(terms, t)  # noqa: E731
+            density = expsum.evaluator(laws.density_terms(hub_law, tau >= 0))
 
-        def integrand(t, _analytic):
+        def integrand(t, _analytic):  # entire: exponentials, erfc and integer powers (by multiplication)
             v = density(t)
-            for f in factors:
-                v = v * f(t)
+            for f, k in factors:
+                v = v * _ball_power(f(t), k)
             return v
 
         if a != -INF and b != INF:
@@ -249,14 +275,14 @@ class _Solver:
     def _tail(self, hub_law: Law, active: list, end: Fraction, direction: int):
         """A rigorous bound on the integrand's mass beyond ``end`` (in ``direction``)."""
         bound = laws.above(hub_law, end) if direction > 0 else laws.below(hub_law, end)
-        for leaf, (lo, hi) in active:
+        for leaf, (lo, hi), k in active:
             options = []
             if hi is not None and direction * hi[0] <= 0:  # the upper end moves away from the mass
                 options.append(laws.below(leaf.law, _at(hi, end)))
             if lo is not None and direction * lo[0] >= 0:
                 options.append(laws.above(leaf.law, _at(lo, end)))
             if options:
-                bound *= min(options, key=lambda x: x.upper()).upper()
+                bound *= _ball_power(min(options, key=lambda x: x.upper()).upper(), k)
         return bound
 
     # -- general components: cells ---------------------------------------------------------
@@ -370,6 +396,30 @@ def _factor(law: Law, lo: Fn | None, hi: Fn | None, signs: tuple, den: int, prec
         upper = {Fraction(0): expsum.q(1)} if hi is None else laws.cdf_terms(law, hi, signs[1])
         lower = {} if lo is None else laws.cdf_terms(law, lo, signs[0])
         return expsum.rekey(expsum.subtract(upper, lower), den)
+
+
+def _power(f: expsum.ExpSum, k: int) -> expsum.ExpSum:
+    """``f^k`` for an exp-sum (k >= 1), by repeated squaring."""
+    out = None
+    while True:
+        if k & 1:
+            out = f if out is None else expsum.multiply(out, f)
+        k >>= 1
+        if not k:
+            return out
+        f = expsum.multiply(f, f)
+
+
+def _ball_power(x, k: int):
+    """``x^k`` for an arb or acb ball by repeated squaring (multiplications only: entire, exact rules)."""
+    out = None
+    while True:
+        if k & 1:
+            out = x if out is None else out * x
+        k >>= 1
+        if not k:
+            return out
+        x = x * x
 
 
 def _gaussian_factor(law: Law, lo: Fn | None, hi: Fn | None) -> Callable:
