@@ -155,7 +155,9 @@ class ContinuousBackend:
         self._specs: dict[Point, Specialised] = {}
         self._outputs: dict[Point, dict[Any, list[Path]]] = {}
         self._enclosures: dict[tuple, Enclosure] = {}
+        self._stars: dict[tuple, object] = {}  # stars integrated, by shape (verifiers.continuous.region)
         self.regions = 0  # regions enclosed so far (cached ones not counted again): a measure of work
+        self.constraints = 0  # their constraints in all: the work grows with them (a long sparse vector's regions)
 
     # -- inputs and paths --------------------------------------------------------------
     def check_input(self, x: Sequence[int]) -> Point:
@@ -207,9 +209,10 @@ class ContinuousBackend:
                 if region is None:
                     deadline.check("while enclosing probabilities")
                     region = Enclosure.exact(1) if not p.constraints else \
-                        Enclosure.from_arb(probability(p.constraints, spec.laws, level))
+                        Enclosure.from_arb(probability(p.constraints, spec.laws, level, self._stars))
                     self._enclosures[key] = region
                     self.regions += 1
+                    self.constraints += len(p.constraints)
                 total = total + region.scaled(p.weight * Fraction(p.result))
         return total
 

@@ -44,15 +44,19 @@ from verifiers.continuous.paths import INF, Law
 MAX_CELL_DEPTH = 2
 TAIL_STEPS = 16
 CLOSED_FORM_LEAVES = 16  # stars with more leaves are integrated by quadrature (see _Solver.quadrature)
-STAR_CACHE = 1 << 14  # stars remembered (their probability depends on the key only)
-_STARS: dict[tuple, object] = {}
 
 Fn = tuple[Fraction, Fraction]  # t -> m t + k
 
 
-def probability(constraints: Sequence[Form], noise: Mapping[int, Law], level: int = 0):
-    """``P(c(z) > 0 for every c)`` as an arb ball, at the precision of ``level``."""
-    return _Solver(noise, level).solve(list(constraints), 0)
+def probability(constraints: Sequence[Form], noise: Mapping[int, Law], level: int = 0,
+                stars: dict | None = None):
+    """``P(c(z) > 0 for every c)`` as an arb ball, at the precision of ``level``.
+
+    ``stars`` remembers the stars integrated (keyed by their shape: the hub's law and bounds and
+    the leaves' laws, ends and multiplicities), so that identical stars -- the outputs of equal
+    coordinates, the same shape on another input -- are integrated once; pass one dict per caller
+    (a backend) so that what is recomputed never depends on other work done in the process."""
+    return _Solver(noise, level, {} if stars is None else stars).solve(list(constraints), 0)
 
 
 def _at(f: Fn, t: Fraction) -> Fraction:
@@ -115,8 +119,9 @@ class _Leaf:
 
 
 class _Solver:
-    def __init__(self, noise: Mapping[int, Law], level: int) -> None:
+    def __init__(self, noise: Mapping[int, Law], level: int, stars: dict) -> None:
         self.noise = noise
+        self.stars = stars
         self.level = level
         self.prec = bits(level)
 
@@ -181,12 +186,9 @@ class _Solver:
             groups.setdefault(leaf.signature(), [leaf, 0])[1] += 1
         hub_law, (t_lo, t_hi) = self.noise[hub], bounds[hub]
         key = (hub_law, t_lo, t_hi, tuple(sorted((sig, k) for sig, (_, k) in groups.items())), self.prec)
-        found = _STARS.get(key)
+        found = self.stars.get(key)
         if found is None:
-            found = self._star(hub_law, t_lo, t_hi, [(leaf, k) for leaf, k in groups.values()])
-            if len(_STARS) >= STAR_CACHE:
-                _STARS.clear()
-            _STARS[key] = found
+            found = self.stars[key] = self._star(hub_law, t_lo, t_hi, [(leaf, k) for leaf, k in groups.values()])
         return found
 
     def _star(self, hub_law: Law, t_lo, t_hi, groups: list[tuple[_Leaf, int]]):
