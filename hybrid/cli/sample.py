@@ -53,7 +53,6 @@ def _float_summary(samples: np.ndarray) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     from samplers.compile import compile_sampler  # numba, scipy: loaded by the commands that use them
     from samplers.counts import output_counts
-    from samplers.gof import goodness_of_fit
 
     mech, params = resolve(args)
     program = mech.trace(**params)
@@ -89,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         for o, c, p in rows
     ]
     if exact is not None:
+        from samplers.gof import goodness_of_fit  # scipy.stats: seconds to import, only for --exact
+
         g = goodness_of_fit(counts, exact)
         result["chi2"] = {"statistic": g.statistic, "dof": g.dof, "pvalue": g.pvalue}
     _print(args, result, rows)
