@@ -210,8 +210,8 @@ class _Solver:
                 continue
             if hub_law.kind == "exponential" and tau < 0:
                 continue
-            if quadrature:
-                total += self.quadrature(hub_law, active, a, b, tau)
+            if quadrature:  # Gaussian noise to full precision; many Laplace leaves to half (see quadrature)
+                total += self.quadrature(hub_law, active, a, b, tau, self.prec if mixed else self.prec // 2)
             else:
                 f = _factor(hub_law, None, None, (tau >= 0,), den, self.prec)
                 for leaf, (lo, hi), k in active:
@@ -224,12 +224,15 @@ class _Solver:
         return total
 
     # -- pieces by quadrature (Gaussian noise, many leaves) -------------------------------
-    def quadrature(self, hub_law: Law, active: list, a, b, tau: Fraction):
-        """``int_a^b`` of a piece's integrand by arb quadrature, infinite ends truncated with tail bounds.
+    def quadrature(self, hub_law: Law, active: list, a, b, tau: Fraction, goal: int):
+        """``int_a^b`` of a piece's integrand by arb quadrature to a relative ``2^-goal``, infinite ends
+        truncated with tail bounds.
 
         Used for Gaussian noise (no closed form) and for stars of many leaves, where the product
         of the leaves' exp-sums, expanded, would cancel catastrophically (``(1 - y/2)^k`` has terms
-        up to ``1.5^k`` for a value near ``0.5^k``); the factored integrand does not."""
+        up to ``1.5^k`` for a value near ``0.5^k``); the factored integrand does not.  Many-leaf stars
+        ask half the working precision (32 bits at level 0, far below any search precision; a
+        witness asking more raises the level): the quadrature's cost grows with the bits asked."""
         from flint import arb
 
         factors: list[tuple[Callable, int]] = []
@@ -251,7 +254,7 @@ class _Solver:
             return v
 
         if a != -INF and b != INF:
-            return self._integral(integrand, a, b)
+            return self._integral(integrand, a, b, goal)
         # one infinite end (0 is always a break point, so never both)
         finite = Fraction(b) if a == -INF else Fraction(a)
         direction = -1 if a == -INF else 1
@@ -260,18 +263,18 @@ class _Solver:
         start = finite
         for _ in range(TAIL_STEPS):
             end = start + direction * width
-            inner += self._integral(integrand, min(start, end), max(start, end))
+            inner += self._integral(integrand, min(start, end), max(start, end), goal)
             tail = self._tail(hub_law, active, end, direction)
             start, width = end, 2 * width
-            if tail.upper() <= inner.lower() * arb(2) ** (-self.prec):
+            if tail.upper() <= inner.lower() * arb(2) ** (-goal):
                 break
         return inner + _between_zero_and(tail)
 
-    def _integral(self, integrand, a: Fraction, b: Fraction):
+    def _integral(self, integrand, a: Fraction, b: Fraction, goal: int):
         from flint import acb, arb
 
-        r = acb.integral(integrand, expsum.q(a), expsum.q(b), rel_tol=arb(2) ** (-self.prec),
-                         abs_tol=arb(2) ** (-4 * self.prec), eval_limit=10**6)
+        r = acb.integral(integrand, expsum.q(a), expsum.q(b), rel_tol=arb(2) ** (-goal),
+                         abs_tol=arb(2) ** (-4 * goal), eval_limit=10**6)
         return r.real  # the imaginary part is zero on the real segment
 
     def _tail(self, hub_law: Law, active: list, end: Fraction, direction: int):
