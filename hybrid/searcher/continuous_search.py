@@ -11,7 +11,8 @@ backend (:mod:`verifiers.continuous.backend`) in place of an exact one:
    (:mod:`hybrid.searcher.numeric_events`) and its ratio enclosed; the tester's own event is
    certified too;
 3. **improve** -- finite outputs: local search on the inputs from the best few pairs while the
-   certified ratio grows;
+   certified ratio grows, each ended by the stop rules of :mod:`hybrid.searcher.stopping`
+   (converged, a proved upper bound met, a local optimum, a budget), named in ``stopped_by``;
 4. **bracket** -- the best pair's level enclosed to ``precision`` (finite outputs), or the
    witness event's ratio enclosure (numeric outputs); ``eps_lower`` is ``ln`` of the
    enclosure's lower end, rounded down;
@@ -25,8 +26,8 @@ statistical search, and the note says why.
 Counts decide the result (:class:`hybrid.searcher.budget.Budget`: ``certify_pairs`` candidate
 pairs, ``tune_steps`` certified ratios per tuned event, ``local_steps`` per local search,
 ``enclosures`` regions enclosed in all -- the work, which a pair of a large sparse vector
-takes thousands of and the Laplace mechanism a handful -- and the backend's refinement
-levels), so a seed gives the same result on any machine, busy or not.  The time budget
+takes thousands of and the Laplace mechanism a handful -- ``constraints`` in those regions,
+which grows as n^2 per pair with n queries, and the backend's refinement levels), so a seed gives the same result on any machine, busy or not.  The time budget
 is a safety limit: a stage it stops keeps what was certified so far and ``limits_hit``
 says so; with nothing certified, the result is testing's statistical bound,
 ``certified: false``.
