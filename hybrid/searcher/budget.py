@@ -18,7 +18,7 @@ class Budget:
     samples: int = 20_000_000  # testers' budget: StatDP's pairs share half, the attack draws it all
     global_pairs: int = 20_000  # run the global verification only up to this many neighbour pairs
     local_steps: int = 300  # exact pair evaluations in the local search (each start, continuous noise)
-    window: int = 100  # a local search stops after this many pair evaluations without the level growing by the precision
+    window: int = 40  # a local search stops after this many pair evaluations without the level growing by the precision
     explore: int = 32  # random neighbour pairs evaluated exactly besides the tested ones
     certify_pairs: int = 64  # continuous noise: candidate pairs whose level is enclosed or event tuned
     tune_steps: int = 2_000  # continuous noise: certified ratios computed tuning one pair's event
