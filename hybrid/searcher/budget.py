@@ -23,5 +23,5 @@ class Budget:
     certify_pairs: int = 64  # continuous noise: candidate pairs whose level is enclosed or event tuned
     tune_steps: int = 2_000  # continuous noise: certified ratios computed tuning one pair's event
     enclosures: int = 20_000  # continuous noise: regions enclosed certifying and improving (the work done)
-    constraints: int = 100_000  # continuous noise: their constraints in all (a region's cost grows with them)
+    work: int = 30_000_000  # continuous noise: enclosure work in all (regions' constraints, integration steps)
     max_length: int = 40  # longest input tried when growing a length parameter

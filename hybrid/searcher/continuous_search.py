@@ -26,8 +26,9 @@ statistical search, and the note says why.
 Counts decide the result (:class:`hybrid.searcher.budget.Budget`: ``certify_pairs`` candidate
 pairs, ``tune_steps`` certified ratios per tuned event, ``local_steps`` per local search,
 ``enclosures`` regions enclosed in all -- the work, which a pair of a large sparse vector
-takes thousands of and the Laplace mechanism a handful -- ``constraints`` in those regions,
-which grows as n^2 per pair with n queries, and the backend's refinement levels), so a seed gives the same result on any machine, busy or not.  The time budget
+takes thousands of and the Laplace mechanism a handful -- the ``work`` of enclosing them (the
+regions' constraints and the integration steps, :attr:`ContinuousBackend.work`, which grows
+as the time does, about as n^2 per pair with n queries), and the backend's refinement levels), so a seed gives the same result on any machine, busy or not.  The time budget
 is a safety limit: a stage it stops keeps what was certified so far and ``limits_hit``
 says so; with nothing certified, the result is testing's statistical bound,
 ``certified: false``.
@@ -200,6 +201,9 @@ class _Finite:
         for i, p in enumerate(todo):
             if i >= 2 and _spent(self.s, self.backend, CERTIFY_SHARE, f"certified {i} of {len(todo)} candidate pairs"):
                 break
+            if found and self.s.convergence().start(certified_level(max(b.ratio.lo for b in found))):
+                self.s.limits.append(f"certified {i} of {len(todo)} candidate pairs: the proved upper bound is met")
+                break
             try:
                 b = self._best_of(p)
             except TimeLimitReached as e:
@@ -219,7 +223,8 @@ class _Finite:
         ended early by the stop rules (:mod:`hybrid.searcher.stopping`)."""
         for start in self.starts:
             if self.s.convergence().start(certified_level(best.ratio.lo)) == "proved_upper":
-                break  # the best so far meets the proof: no start can do better
+                self.s.stopped_by.append("proved_upper")  # the best so far meets the proof: no start can do better
+                break
             end, stopped = self._climb(start)
             if end.ratio.lo > best.ratio.lo:
                 best = end
@@ -358,17 +363,16 @@ def _budgeted(s: Search, pairs: list[Pair]) -> list[Pair]:
 
 
 def _spent(s: Search, backend: ContinuousBackend, share: float, what: str) -> bool:
-    """Whether ``share`` of the enclosures or the constraints budget is spent (then ``what`` goes into
+    """Whether ``share`` of the enclosures or the work budget is spent (then ``what`` goes into
     ``limits_hit``)."""
     b = s.budget
-    if backend.regions < share * b.enclosures and backend.constraints < share * b.constraints:
+    if backend.regions < share * b.enclosures and backend.work < share * b.work:
         return False
     part = f", {share:g} of it for this stage)" if share < 1 else ")"
     if backend.regions >= share * b.enclosures:
         s.limits.append(f"{what}: {backend.regions} regions enclosed (enclosures budget {b.enclosures}" + part)
     else:
-        s.limits.append(f"{what}: {backend.constraints} constraints in the regions enclosed (constraints budget "
-                        f"{b.constraints}" + part)
+        s.limits.append(f"{what}: enclosure work {backend.work} (work budget {b.work}" + part)
     return True
 
 

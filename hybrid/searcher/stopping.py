@@ -23,7 +23,7 @@ STOPPED_BY = {
     "proved_upper": "the certified level met the proved upper bound (up to the precision)",
     "local_optimum": "no single-coordinate move improves the certified level",
     "local_steps": "the local_steps budget (pair evaluations per local search)",
-    "enclosures": "the enclosures or constraints budget (regions enclosed, their constraints)",
+    "enclosures": "the enclosures or work budget (regions enclosed, the work of enclosing them)",
     "time": "the time limit (a safety limit)",
 }
 

@@ -48,15 +48,29 @@ CLOSED_FORM_LEAVES = 16  # stars with more leaves are integrated by quadrature (
 Fn = tuple[Fraction, Fraction]  # t -> m t + k
 
 
+class Stars:
+    """The stars integrated so far, keyed by their shape (the hub's law and bounds, the leaves'
+    laws, ends and multiplicities), and the work their integration took: closed-form pieces times
+    their factors, quadrature evaluations times theirs (``QUADRATURE_WEIGHT`` each) -- a count
+    that grows as the time does, for budgets that must not depend on the machine."""
+
+    def __init__(self) -> None:
+        self.shapes: dict[tuple, object] = {}
+        self.work = 0
+
+
+QUADRATURE_WEIGHT = 4  # work units of an integrand evaluation, per factor
+CLOSED_FORM_WORK = 20  # work units of a closed-form piece, per factor
+
+
 def probability(constraints: Sequence[Form], noise: Mapping[int, Law], level: int = 0,
-                stars: dict | None = None):
+                stars: Stars | None = None):
     """``P(c(z) > 0 for every c)`` as an arb ball, at the precision of ``level``.
 
-    ``stars`` remembers the stars integrated (keyed by their shape: the hub's law and bounds and
-    the leaves' laws, ends and multiplicities), so that identical stars -- the outputs of equal
-    coordinates, the same shape on another input -- are integrated once; pass one dict per caller
+    ``stars`` remembers the stars integrated, so that identical stars -- the outputs of equal
+    coordinates, the same shape on another input -- are integrated once; pass one per caller
     (a backend) so that what is recomputed never depends on other work done in the process."""
-    return _Solver(noise, level, {} if stars is None else stars).solve(list(constraints), 0)
+    return _Solver(noise, level, Stars() if stars is None else stars).solve(list(constraints), 0)
 
 
 def _at(f: Fn, t: Fraction) -> Fraction:
@@ -119,7 +133,7 @@ class _Leaf:
 
 
 class _Solver:
-    def __init__(self, noise: Mapping[int, Law], level: int, stars: dict) -> None:
+    def __init__(self, noise: Mapping[int, Law], level: int, stars: Stars) -> None:
         self.noise = noise
         self.stars = stars
         self.level = level
@@ -186,9 +200,9 @@ class _Solver:
             groups.setdefault(leaf.signature(), [leaf, 0])[1] += 1
         hub_law, (t_lo, t_hi) = self.noise[hub], bounds[hub]
         key = (hub_law, t_lo, t_hi, tuple(sorted((sig, k) for sig, (_, k) in groups.items())), self.prec)
-        found = self.stars.get(key)
+        found = self.stars.shapes.get(key)
         if found is None:
-            found = self.stars[key] = self._star(hub_law, t_lo, t_hi, [(leaf, k) for leaf, k in groups.values()])
+            found = self.stars.shapes[key] = self._star(hub_law, t_lo, t_hi, [(leaf, k) for leaf, k in groups.values()])
         return found
 
     def _star(self, hub_law: Law, t_lo, t_hi, groups: list[tuple[_Leaf, int]]):
@@ -213,6 +227,7 @@ class _Solver:
             if quadrature:  # Gaussian noise to full precision; many Laplace leaves to half (see quadrature)
                 total += self.quadrature(hub_law, active, a, b, tau, self.prec if mixed else self.prec // 2)
             else:
+                self.stars.work += CLOSED_FORM_WORK * (len(active) + 1)
                 f = _factor(hub_law, None, None, (tau >= 0,), den, self.prec)
                 for leaf, (lo, hi), k in active:
                     signs = (lo is not None and _at(lo, tau) >= 0, hi is not None and _at(hi, tau) >= 0)
@@ -247,7 +262,10 @@ class _Solver:
         else:
             density = expsum.evaluator(laws.density_terms(hub_law, tau >= 0))
 
+        stars, weight = self.stars, QUADRATURE_WEIGHT * (len(factors) + 1)
+
         def integrand(t, _analytic):  # entire: exponentials, erfc and integer powers (by multiplication)
+            stars.work += weight
             v = density(t)
             for f, k in factors:
                 v = v * _ball_power(f(t), k)
