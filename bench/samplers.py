@@ -11,6 +11,8 @@ Run: ``python -m bench.samplers [--quick]``.
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import tempfile
 from typing import Callable
 
@@ -127,6 +129,33 @@ def measure(quick: bool) -> list[list]:
     return rows
 
 
+END_TO_END = 20_000_000
+CHUNK = 2_000_000  # the numpy baseline draws in chunks (all at once would need gigabytes)
+
+
+def numpy_counts(x, n: int, rng: np.random.Generator) -> np.ndarray:
+    """The numpy baseline end to end: discrete noisy max drawn vectorised, counted with np.bincount."""
+    counts = np.zeros(len(x) + 1, dtype=np.int64)
+    for start in range(0, n, CHUNK):
+        counts += np.bincount(nmg_numpy(x, min(CHUNK, n - start), rng), minlength=len(x) + 1)
+    return counts
+
+
+def end_to_end(n: int = END_TO_END) -> list:
+    """``dphybrid sample`` of ``n`` discrete noisy max draws, in a fresh process (imports, cached kernel
+    load, sampling, counting, JSON), against the numpy baseline drawing and counting as many."""
+    x = (0, 2, 2, 2, 2)
+    cmd = [sys.executable, "-m", "hybrid.cli", "sample", "noisy_max_geom", "--input", ",".join(map(str, x)),
+           "-n", str(n), "--json"]
+    subprocess.run(cmd, capture_output=True, check=True)  # fills the kernel cache
+    t_cli = best_time(lambda: subprocess.run(cmd, capture_output=True, check=True), repeat=2)
+    rng = np.random.default_rng(0)
+    t_np = best_time(lambda: numpy_counts(x, n, rng), repeat=2)
+    return ["dphybrid sample, discrete noisy max (m=5)", n, n / t_cli, n / t_np, t_np / t_cli]
+
+
+END_TO_END_HEADERS = ["command", "outputs", "end to end /s", "numpy draw + count /s", "x numpy"]
+
 HEADERS = ["mechanism", "numba 1 thread /s", "numba all threads /s", "numpy vectorised /s",
            "Python loop /s", "x numpy", "x Python loop", "JIT cold s", "cached start s", "import s"]
 
@@ -134,7 +163,12 @@ HEADERS = ["mechanism", "numba 1 thread /s", "numba all threads /s", "numpy vect
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sample sizes")
+    ap.add_argument("--end-to-end", action="store_true", help="only the end-to-end sample command")
     args = ap.parse_args()
+    print(f"End to end (one process, outputs per second; {machine()})\n")
+    print(markdown_table(END_TO_END_HEADERS, [end_to_end()]) + "\n")
+    if args.end_to_end:
+        return
     rows = measure(args.quick)
     print(f"Sampler throughput (outputs per second; {machine()}, {numba.config.NUMBA_NUM_THREADS} numba threads)\n")
     print(markdown_table(HEADERS, rows))

@@ -141,13 +141,20 @@ def local_move(pair: Pair, domain: Domain, neighbours: Neighbours, rng: np.rando
     return pair
 
 
-def coordinate_moves(pair: Pair, domain: Domain, neighbours: Neighbours) -> Iterator[Pair]:
+def coordinate_moves(pair: Pair, domain: Domain, neighbours: Neighbours, came_from: Pair | None = None) -> Iterator[Pair]:
     """Every pair one step away: one coordinate of x, of x' or of both moved by one.
 
     Deterministic, so an exact local search explores the whole neighbourhood of its
-    current pair (random moves can miss the one that pays).
+    current pair (random moves can miss the one that pays).  With ``came_from`` (the pair
+    the search moved from), the same step again comes first: a climb that pays along a
+    coordinate keeps going without rescanning the moves before it.
     """
     x, xp = pair.x, pair.x_prime
+    if came_from is not None:
+        a = tuple(2 * u - v for u, v in zip(x, came_from.x))
+        b = tuple(2 * u - v for u, v in zip(xp, came_from.x_prime))
+        if a != b and domain.contains(a) and domain.contains(b) and neighbours.contains(a, b):
+            yield Pair(a, b, "local search")
     for i in range(domain.size):
         for dx, dxp in ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, -1)):
             a, b = x[i] + dx, xp[i] + dxp

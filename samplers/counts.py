@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from samplers.lang.ir import from_code
+from samplers.lang.ir import BOTTOM_CODE, from_code
+
+MAX_CODES = 1 << 24  # the largest table np.bincount may fill (8 bytes a code)
 
 
 def output_counts(samples: np.ndarray) -> dict[Any, int]:
-    """Counts of each distinct output of an integer sample array (rows are tuple outputs).
+    """Counts of each distinct output of an integer sample array (rows are tuple outputs), in
+    lexicographic order (BOTTOM first).
 
-    Rows are grouped with a lexicographic sort (``np.lexsort``), several times faster than
-    ``np.unique(axis=0)``, which sorts the rows as opaque byte strings; the outputs come
-    in the same (lexicographic) order.
+    Outputs over a small range are counted with ``np.bincount`` of a mixed-radix code (one
+    digit per column, BOTTOM its own digit): linear passes, no sort.  Wider ranges fall back
+    to grouping rows with a lexicographic sort (``np.lexsort``).
     """
     if samples.dtype.kind == "f":
         raise ValueError("counts per output need discrete (integer) samples")
+    cols = samples.reshape(len(samples), -1) if len(samples) else samples
+    if len(samples) and cols.shape[1]:
+        coded = _mixed_radix(cols, rows=samples.ndim == 2)
+        if coded is not None:
+            code, decode = coded
+            counts = np.bincount(code)
+            return {decode(int(k)): int(counts[k]) for k in np.flatnonzero(counts)}
     if samples.ndim == 1:
         vals, counts = np.unique(samples, return_counts=True)
         return {from_code(v): int(c) for v, c in zip(vals, counts)}
@@ -25,3 +35,43 @@ def output_counts(samples: np.ndarray) -> dict[Any, int]:
     starts = np.flatnonzero(np.r_[len(rows) > 0, (rows[1:] != rows[:-1]).any(axis=1)])
     counts = np.diff(np.r_[starts, len(rows)])
     return {tuple(from_code(v) for v in rows[i]): int(c) for i, c in zip(starts, counts)}
+
+
+def _mixed_radix(cols: np.ndarray, rows: bool) -> tuple[np.ndarray, Callable[[int], Any]] | None:
+    """Each row's code ``sum digit_j * radix_j`` (ascending codes: lexicographic rows) and the
+    decoder of a code (to a tuple when ``rows``, else to one value); None when there would be more
+    than ``MAX_CODES`` codes."""
+    digits: list[tuple[int, int, bool]] = []  # (value of digit 0, radix, has BOTTOM) per column
+    size = 1
+    for j in range(cols.shape[1]):
+        col = cols[:, j]
+        lo, hi = int(col.min()), int(col.max())
+        bottom = lo == BOTTOM_CODE
+        if bottom:  # BOTTOM is digit 0, the values follow
+            rest = col[col != BOTTOM_CODE]
+            lo, hi = (int(rest.min()), int(rest.max())) if len(rest) else (0, -1)
+            lo -= 1
+        elif 0 <= lo:  # non-negative values are their own digits: no shifted copy
+            lo = 0
+        radix = hi - lo + 1
+        size *= radix
+        if size > MAX_CODES:
+            return None
+        digits.append((lo, radix, bottom))
+    code = None
+    for j, (lo, radix, bottom) in enumerate(digits):
+        col = cols[:, j]
+        if bottom:
+            d = np.where(col == BOTTOM_CODE, 0, col - lo)
+        else:
+            d = col - lo if lo else col  # the samples themselves when no shift is needed (never written)
+        code = d if code is None else code * radix + d
+
+    def decode(c: int) -> Any:
+        out = []
+        for lo, radix, bottom in reversed(digits):
+            c, d = divmod(c, radix)
+            out.append(from_code(BOTTOM_CODE) if bottom and d == 0 else lo + d)
+        return tuple(reversed(out)) if rows else out[0]
+
+    return code, decode

@@ -65,6 +65,24 @@ def test_output_counts_are_the_distinct_rows_in_order():
     assert output_counts(rows[:0]) == {}
 
 
+@pytest.mark.parametrize("lo,hi", [(-2, 3), (0, 5), (1, 4), (-(2**40), 2**40)])
+def test_output_counts_by_code_match_np_unique(lo, hi):
+    """Mixed-radix codes counted by np.bincount (small ranges) and the sort (wide ones): np.unique's
+    counts and order, for vectors and rows, with BOTTOM; the samples are left as they were."""
+    rng = np.random.default_rng(lo & 0xFFFF)
+    rows = rng.integers(lo, hi, size=(3000, 3))
+    rows[rng.random(rows.shape) < 0.1] = BOTTOM_CODE
+    shifted = np.where(rows == BOTTOM_CODE, BOTTOM_CODE, rows - lo)  # non-negative values: their own digits
+    for a in (rows, rows[:, 0], rows[:, :1], shifted, shifted[:, 2]):
+        keep = a.copy()
+        vals, counts = np.unique(a, axis=0, return_counts=True)
+        key = (lambda r: tuple(BOTTOM if v == BOTTOM_CODE else int(v) for v in r)) if a.ndim == 2 else \
+            (lambda v: BOTTOM if v == BOTTOM_CODE else int(v))
+        got = output_counts(a)
+        assert list(got) == [key(r) for r in vals] and list(got.values()) == counts.tolist()
+        assert (a == keep).all()
+
+
 def test_goodness_of_fit_detects_a_wrong_law():
     """The conformance test has power: a 2% shift in one cell is caught."""
     prog = catalogue.get("trunc_geom").trace(m=2, a="1/2")

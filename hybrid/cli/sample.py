@@ -57,7 +57,6 @@ def run(args: argparse.Namespace) -> int:
     mech, params = resolve(args)  # a bad name or parameter is reported before the heavy imports
     from samplers.compile import compile_sampler  # numba, scipy: loaded by the commands that use them
     from samplers.counts import output_counts
-    from samplers.gof import goodness_of_fit
 
     program = mech.trace(**params)
     x = program.domain.check(parse_input(args.input))
@@ -95,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         for o, c, p in rows
     ]
     if exact is not None:
+        from samplers.gof import goodness_of_fit  # scipy.stats: seconds to import, only for --exact
+
         g = goodness_of_fit(counts, exact)
         result["chi2"] = {"statistic": g.statistic, "dof": g.dof, "pvalue": g.pvalue}
     _print(args, result, rows)

@@ -20,9 +20,11 @@ class Budget:
     samples: int = 20_000_000  # testers' budget: StatDP's pairs share half, the attack draws it all
     global_pairs: int = 20_000  # run the global verification only up to this many neighbour pairs
     local_steps: int = 300  # exact pair evaluations in the local search (each start, continuous noise)
+    window: int = 40  # a local search stops after this many pair evaluations without the level growing by the precision
     explore: int = 32  # random neighbour pairs evaluated exactly besides the tested ones
     certify_pairs: int = 64  # continuous noise: candidate pairs whose level is enclosed or event tuned
     tune_steps: int = 2_000  # continuous noise: certified ratios computed tuning one pair's event
     enclosures: int = 20_000  # continuous noise: regions enclosed certifying and improving (the work done)
+    work: int = 30_000_000  # continuous noise: enclosure work in all (regions' constraints, integration steps)
     max_length: int = 40  # longest input tried when growing a length parameter
     prove_time: float = 30.0  # seconds for the proof rules (0: no proof stage); a rule it stops says so

@@ -11,7 +11,8 @@ backend (:mod:`verifiers.continuous.backend`) in place of an exact one:
    (:mod:`hybrid.searcher.numeric_events`) and its ratio enclosed; the tester's own event is
    certified too;
 3. **improve** -- finite outputs: local search on the inputs from the best few pairs while the
-   certified ratio grows;
+   certified ratio grows, each ended by the stop rules of :mod:`hybrid.searcher.stopping`
+   (converged, a proved upper bound met, a local optimum, a budget), named in ``stopped_by``;
 4. **bracket** -- the best pair's level enclosed to ``precision`` (finite outputs), or the
    witness event's ratio enclosure (numeric outputs); ``eps_lower`` is ``ln`` of the
    enclosure's lower end, rounded down;
@@ -25,8 +26,9 @@ statistical search, and the note says why.
 Counts decide the result (:class:`hybrid.searcher.budget.Budget`: ``certify_pairs`` candidate
 pairs, ``tune_steps`` certified ratios per tuned event, ``local_steps`` per local search,
 ``enclosures`` regions enclosed in all -- the work, which a pair of a large sparse vector
-takes thousands of and the Laplace mechanism a handful -- and the backend's refinement
-levels), so a seed gives the same result on any machine, busy or not.  The time budget
+takes thousands of and the Laplace mechanism a handful -- the ``work`` of enclosing them (the
+regions' constraints and the integration steps, :attr:`ContinuousBackend.work`, which grows
+as the time does, about as n^2 per pair with n queries), and the backend's refinement levels), so a seed gives the same result on any machine, busy or not.  The time budget
 is a safety limit: a stage it stops keeps what was certified so far and ``limits_hit``
 says so; with nothing certified, the result is testing's statistical bound,
 ``certified: false``.
@@ -46,7 +48,7 @@ from hybrid.inputs import Pair, coordinate_moves, random_pair
 from hybrid.searcher.numeric_events import EventTuner
 from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.regions import symbolic
-from hybrid.searcher.state import SearchResult, finish, Search
+from hybrid.searcher.state import SearchResult, certified_level, finish, Search
 from hybrid.searcher.statistical import confidence_of, one_sided, statistical, uncertified
 from hybrid.seeds import derive_seed
 from samplers.deadline import TimeLimitReached
@@ -203,6 +205,9 @@ class _Finite:
         for i, p in enumerate(todo):
             if i >= 2 and _spent(self.s, self.backend, CERTIFY_SHARE, f"certified {i} of {len(todo)} candidate pairs"):
                 break
+            if found and self.s.convergence().start(certified_level(max(b.ratio.lo for b in found))):
+                self.s.limits.append(f"certified {i} of {len(todo)} candidate pairs: the proved upper bound is met")
+                break
             try:
                 b = self._best_of(p)
             except TimeLimitReached as e:
@@ -218,8 +223,12 @@ class _Finite:
         return self.starts[0]
 
     def improve(self, best: _Best) -> _Best:
-        """Hill climbing from the best few certified pairs, ``local_steps`` pair evaluations each."""
+        """Hill climbing from the best few certified pairs, ``local_steps`` pair evaluations each, each
+        ended early by the stop rules (:mod:`hybrid.searcher.stopping`)."""
         for start in self.starts:
+            if self.s.convergence().start(certified_level(best.ratio.lo)) == "proved_upper":
+                self.s.stopped_by.append("proved_upper")  # the best so far meets the proof: no start can do better
+                break
             end, stopped = self._climb(start)
             if end.ratio.lo > best.ratio.lo:
                 best = end
@@ -229,31 +238,39 @@ class _Finite:
 
     def _climb(self, best: _Best) -> tuple[_Best, bool]:
         """First-improvement hill climbing on the certified pair level; the end, and whether to stop
-        climbing (the enclosures budget is spent, or the time limit passed)."""
+        climbing (the enclosures budget is spent, the time limit passed, or the proved upper bound met)."""
         program, budget = self.backend.program, self.s.budget
-        tried, steps, improved = {(best.pair.x, best.pair.x_prime)}, 0, True
+        tried, steps, improved, came_from = {(best.pair.x, best.pair.x_prime)}, 0, True, None
+        rule = self.s.convergence()
+        stop = rule.start(certified_level(best.ratio.lo))
         try:
-            while improved and best.ratio.lo != INF:
+            while improved and best.ratio.lo != INF and not stop:
                 improved = False
-                for move in coordinate_moves(best.pair, program.domain, program.neighbours):
+                for move in coordinate_moves(best.pair, program.domain, program.neighbours, came_from):
                     if (move.x, move.x_prime) in tried:
                         continue
                     if steps >= budget.local_steps:
                         self.s.limits.append(f"a local search stopped after {steps} pair evaluations "
                                              "(local_steps budget)")
+                        self.s.stopped_by.append("local_steps")
                         return best, False
                     if _spent(self.s, self.backend, 1.0, f"a local search stopped after {steps} pair evaluations"):
+                        self.s.stopped_by.append("enclosures")
                         return best, True
                     tried.add((move.x, move.x_prime))
                     steps += 1
                     b = self._best_of(move)
                     if b.ratio.lo > best.ratio.lo:
-                        best, improved = b, True
+                        came_from, best, improved = best.pair, b, True
+                    stop = rule.step(certified_level(best.ratio.lo))
+                    if improved or stop:
                         break
         except TimeLimitReached as e:
             self.s.limits.append(f"{e}: a local search stopped after {steps} pair evaluations")
+            self.s.stopped_by.append("time")
             return best, True
-        return best, False
+        self.s.stopped_by.append(stop or "local_optimum")
+        return best, stop == "proved_upper"
 
     def finish(self, best: _Best) -> tuple[RatioEnclosure, tuple[float, float], Any]:
         """The witness output's ratio refined, bracketed with the pair's level (already enclosed)."""
@@ -350,11 +367,16 @@ def _budgeted(s: Search, pairs: list[Pair]) -> list[Pair]:
 
 
 def _spent(s: Search, backend: ContinuousBackend, share: float, what: str) -> bool:
-    """Whether ``share`` of the enclosures budget is spent (then ``what`` goes into ``limits_hit``)."""
-    if backend.regions < share * s.budget.enclosures:
+    """Whether ``share`` of the enclosures or the work budget is spent (then ``what`` goes into
+    ``limits_hit``)."""
+    b = s.budget
+    if backend.regions < share * b.enclosures and backend.work < share * b.work:
         return False
-    s.limits.append(f"{what}: {backend.regions} regions enclosed (enclosures budget {s.budget.enclosures}"
-                    + (f", {share:g} of it for this stage)" if share < 1 else ")"))
+    part = f", {share:g} of it for this stage)" if share < 1 else ")"
+    if backend.regions >= share * b.enclosures:
+        s.limits.append(f"{what}: {backend.regions} regions enclosed (enclosures budget {b.enclosures}" + part)
+    else:
+        s.limits.append(f"{what}: enclosure work {backend.work} (work budget {b.work}" + part)
     return True
 
 

@@ -22,11 +22,15 @@ from samplers.lang.ir import Program
 
 
 def prove_stage(s: Search, program: Program) -> None:
-    """Try the proof rules on ``program``; set ``s.proof`` and ``s.proved_upper`` (None without a proof)."""
+    """Try the proof rules on ``program``; set ``s.proof`` and lower ``s.proved_upper`` to its upper end.
+
+    ``s.proved_upper`` may already hold a caller's bound (``search(..., proved_upper=)``): it
+    only ends local searches early and is never reported as ``eps_upper``; the smaller of the
+    two is kept."""
     from verifiers.prover.proof import NoProof, Proof
     from verifiers.prover.prove import prove
 
-    s.proof, s.proved_upper = None, None
+    s.proof = None
     if s.budget.prove_time <= 0:
         return
     s.say("trying the proof rules")
@@ -39,7 +43,8 @@ def prove_stage(s: Search, program: Program) -> None:
         s.no_proof = [NoProof(f"the prover stopped: {e}")]
         return
     if isinstance(found, Proof):
-        s.proof, s.proved_upper = found, found.eps_upper
+        s.proof = found
+        s.proved_upper = found.eps_upper if s.proved_upper is None else min(s.proved_upper, found.eps_upper)
         return
     s.no_proof = found
     cut = [f"{n.rule}: {n.reason}" for n in found if "time budget" in n.reason]

@@ -70,13 +70,16 @@ def search(
     backend: str = "auto",
     global_check: bool | None = None,
     progress: Progress | None = None,
+    proved_upper: float | None = None,
 ) -> SearchResult:
     """Find a certified lower bound on epsilon (see the module docstring).
 
     ``global_check`` None decides by size (``budget.global_pairs``); ``time_budget``
     overrides ``budget.time``, a safety limit: a stage it stops gives a partial result
     that says so in ``limits_hit`` (the best certified pair so far, or the testers'
-    statistical bound when no exact answer came in time).
+    statistical bound when no exact answer came in time).  ``proved_upper``, an upper bound on
+    the level that a prover established, ends a local search whose certified level meets it
+    (:mod:`hybrid.searcher.stopping`).
     """
     if not precision > 0:
         raise ParameterError(f"precision must be positive, got {precision}")
@@ -94,7 +97,8 @@ def search(
         if program.continuous and backend not in ("auto", "continuous"):  # a discrete backend cannot run it
             refuse_continuous(program, backend)
         s = Search(program, precision=precision, claimed_eps=claimed_eps, seed=seed, budget=budget,
-                    backend=backend, global_check=global_check, progress=progress or (lambda m: None))
+                    backend=backend, global_check=global_check, progress=progress or (lambda m: None),
+                    proved_upper=proved_upper)
         if program.continuous or backend == "continuous":
             from hybrid.searcher.continuous_search import continuous_search
 

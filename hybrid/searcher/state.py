@@ -18,6 +18,7 @@ from hybrid.formats import output_to_json, params_to_json, value_to_json
 from hybrid.inputs import Pair, coordinate_moves, pattern_pairs, random_pair
 from hybrid.seeds import derive_seed
 from hybrid.searcher.budget import Budget
+from hybrid.searcher.stopping import Convergence
 from hybrid.testers.statdp import StatDPTester
 from samplers import deadline
 from samplers.compile import compile_sampler
@@ -82,6 +83,7 @@ class SearchResult:
     proof: dict[str, Any] | None = None  # the checker-confirmed proof behind a proved eps_upper (its JSON)
     upper_source: str | None = None  # what gave eps_upper: "global verification" or "proof (<rule> rule)"
     no_proof: list[dict[str, Any]] = field(default_factory=list)  # why each proof rule found none
+    stopped_by: list[str] = field(default_factory=list)  # the rule that ended each local search (stopping.STOPPED_BY)
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -97,6 +99,7 @@ class SearchResult:
             "exact_queries": self.exact_queries, "limits_hit": self.limits_hit, "note": self.note,
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
             "pvalue_curve": [[e, p] for e, p in self.pvalue_curve],
+            "stopped_by": self.stopped_by,
         }
         if out["eps_lower"] == INF:
             out["eps_lower"] = "inf"
@@ -137,7 +140,8 @@ class Search:
     """One run of the pipeline (state shared by the stages)."""
 
     def __init__(self, program: Program, *, precision: float, claimed_eps: float | None, seed: int,
-                 budget: Budget, backend: str, global_check: bool | None, progress: Progress) -> None:
+                 budget: Budget, backend: str, global_check: bool | None, progress: Progress,
+                 proved_upper: float | None = None) -> None:
         self.program = program
         self.precision = precision
         self.claimed = claimed_eps
@@ -150,9 +154,10 @@ class Search:
         self.queries = 0
         self.samples = 0
         self.limits: list[str] = []
+        self.proved_upper = proved_upper  # a proved upper bound on the level (a prover's), which ends local searches
+        self.stopped_by: list[str] = []  # the rule that ended each local search
         self.stat_scores: dict[tuple, float] = {}
-        self.proof: Any = None  # set by the proof stage (hybrid.searcher.proof_stage): a checked Proof ...
-        self.proved_upper: float | None = None  # ... and its eps upper end, rounded up
+        self.proof: Any = None  # set by the proof stage (hybrid.searcher.proof_stage): a checked Proof
         self.no_proof: list[Any] = []  # else each rule's NoProof
 
     def sampler(self, program: Program) -> Any:
@@ -254,26 +259,37 @@ class Search:
         program = exact.program
         tried = {best.key()}
         evaluations = 0
-        improved = True
+        improved, came_from = True, None
+        rule = self.convergence()
+        stop = rule.start(certified_level(best.ratio))
         try:
-            while improved and best.ratio != INF:
+            while improved and best.ratio != INF and not stop:
                 improved = False
-                for move in coordinate_moves(best.pair, program.domain, program.neighbours):
+                for move in coordinate_moves(best.pair, program.domain, program.neighbours, came_from):
                     if (move.x, move.x_prime) in tried:
                         continue
                     if evaluations >= self.budget.local_steps:
                         self.limits.append(f"local search stopped after {evaluations} exact evaluations "
                                            "(local_steps budget)")
+                        self.stopped_by.append("local_steps")
                         return best
                     tried.add((move.x, move.x_prime))
                     evaluations += 1
                     r, o = self._pair_level(exact, move)
                     if r > best.ratio:
-                        best, improved = Candidate(move, math.nan, r, o), True
+                        came_from, best, improved = best.pair, Candidate(move, math.nan, r, o), True
+                    stop = rule.step(certified_level(best.ratio))
+                    if improved or stop:
                         break
         except TimeLimitReached as e:
             self.limits.append(f"{e}: local search stopped after {evaluations} exact evaluations")
+            stop = "time"
+        self.stopped_by.append(stop or "local_optimum")
         return best
+
+    def convergence(self) -> Convergence:
+        """The stop rules of a local search (:mod:`hybrid.searcher.stopping`)."""
+        return Convergence(self.precision, self.budget.window, self.proved_upper)
 
     def bisect(self, exact: ExactBackend, best: Candidate, interval: Any) -> tuple[list[float], Any]:
         """Certified bracket for the best pair, starting from the tester's interval."""
@@ -330,9 +346,15 @@ def _rank_pairs(pairs: list[Pair], cands: Any, owner: np.ndarray, n: int, eps: f
     return sorted(out, key=lambda ps: -ps[1] if not math.isnan(ps[1]) else INF)
 
 
+def certified_level(r: Ratio) -> float:
+    """The level ``ln r`` of a certified ratio, rounded down (0 for a ratio below 1, inf for inf)."""
+    return eps_lower(r) if r else 0.0
+
+
 def finish(s: Search, result: SearchResult) -> SearchResult:
     """Counts, the limits hit (the time budget named once) and the timings."""
     result.samples, result.exact_queries, result.limits_hit = s.samples, s.queries, s.limits
+    result.stopped_by = s.stopped_by
     if s.clock.expired and not any("time budget" in lim for lim in s.limits):
         result.limits_hit.append(f"time budget of {s.budget.time:g} s reached")
     result.timings = s.clock.done()

@@ -45,11 +45,13 @@ from verifiers.epsilon import eps_lower, eps_upper
 from verifiers.continuous.linear import Form
 from verifiers.continuous.paths import MAX_PATHS, Path, Run, Specialised, explore, specialise
 from verifiers.ratio import INF
-from verifiers.continuous.region import probability
+from verifiers.continuous.region import Stars, probability
 
 MAX_LEVEL = 4
 MAX_CACHED_INPUTS = 4096  # inputs whose paths a sweep keeps (then it starts afresh) ...
 MAX_CACHED_ENCLOSURES = 1 << 18  # ... and region enclosures
+REGION_WORK = 100  # work units of enclosing one region, besides its constraints and integration
+CONSTRAINT_WORK = 20  # work units per constraint of a region enclosed
 RELATIVE_WIDTH = Fraction(1, 2**40)  # a witness ratio is refined until this relative width
 SymbolicEvent = Callable[[Run], Any]
 Point = tuple[int, ...]
@@ -157,7 +159,16 @@ class ContinuousBackend:
         self._specs: dict[Point, Specialised] = {}
         self._outputs: dict[Point, dict[Any, list[Path]]] = {}
         self._enclosures: dict[tuple, Enclosure] = {}
+        self._stars = Stars()  # stars integrated, by shape, and the work it took (verifiers.continuous.region)
+        self._constraints = 0  # work of reading the regions enclosed: per region and per constraint
         self.regions = 0  # regions enclosed so far (cached ones not counted again): a measure of work
+
+    @property
+    def work(self) -> int:
+        """The enclosure work so far, a count that grows as the time does (about 3 us a unit): the
+        regions enclosed and their constraints (symbolic execution and the solver's reading grow
+        with them) plus the stars' integration work (:class:`verifiers.continuous.region.Stars`)."""
+        return self._constraints + self._stars.work
 
     # -- inputs and paths --------------------------------------------------------------
     def check_input(self, x: Sequence[int]) -> Point:
@@ -209,9 +220,10 @@ class ContinuousBackend:
                 if region is None:
                     deadline.check("while enclosing probabilities")
                     region = Enclosure.exact(1) if not p.constraints else \
-                        Enclosure.from_arb(probability(p.constraints, spec.laws, level))
+                        Enclosure.from_arb(probability(p.constraints, spec.laws, level, self._stars))
                     self._enclosures[key] = region
                     self.regions += 1
+                    self._constraints += REGION_WORK + CONSTRAINT_WORK * len(p.constraints)
                 total = total + region.scaled(p.weight * Fraction(p.result))
         return total
 

@@ -85,9 +85,14 @@ def integrate(f: ExpSum, a: Fraction | float, b: Fraction | float, denominator: 
     return total
 
 
-def evaluate(f: ExpSum, t):
-    """``f(t)`` at an arb or acb ``t`` (for quadrature of mixed Gaussian integrands)."""
-    total = 0 * t
-    for lam, c in f.items():
-        total += c * (q(lam) * t).exp()
-    return total
+def evaluator(f: ExpSum):
+    """``t -> f(t)`` at an arb or acb ``t`` (for quadrature), with the rates converted to balls once."""
+    terms = [(q(lam), c) for lam, c in f.items()]
+
+    def value(t):
+        total = 0 * t
+        for rate, c in terms:
+            total += c * (rate * t).exp()
+        return total
+
+    return value

@@ -74,6 +74,7 @@ class Specialised:
     int_compares: frozenset[int]  # comparisons of integers (decided early from partial sums)
     static: dict[int, Value]  # values that no branch decides (noise and affine functions of it)
     differences: dict = field(default_factory=dict)  # (a, b) -> b - a, shared by the paths
+    choices: dict = field(default_factory=dict)  # (values, ties) -> an argmax's alternatives, shared by the paths
 
 
 def specialise(program: Program, x: Sequence[int]) -> Specialised:
@@ -129,6 +130,7 @@ class Run:
         self.trace = trace
         self.decisions: list[tuple[int, int]] = []  # (choice, number of alternatives)
         self.memo: dict[int, Value] = dict(spec.static)
+        self.ranges: dict[int, tuple[Any, Any]] = {}  # integer bounds found so far (stay valid: values only get known)
         self.weight = Fraction(1)
         self.constraints: list[Form] = []
         self.bounds: dict[int, list] = {v: list(law.support) for v, law in spec.laws.items()}
@@ -211,31 +213,11 @@ class Run:
 
     def winner(self, values: Sequence[Value], ties: str = "first") -> int:
         """Index of the largest value: lowest index among exact ties, or uniform among them."""
-        groups: list[list[int]] = []
-        for i, v in enumerate(values):
-            for g in groups:
-                if values[g[0]] == v and isinstance(v, Form) == isinstance(values[g[0]], Form):
-                    g.append(i)
-                    break
-            else:
-                groups.append([i])
-        alternatives: list[tuple[Fraction, tuple[Form, ...]] | None] = []
-        members: list[int] = []
-        for g in groups:
-            cons: list[Form] | None = []
-            for h in groups:
-                if h is g:
-                    continue
-                d = sub(values[g[0]], values[h[0]])
-                if isinstance(d, Form):
-                    cons.append(d)
-                elif d < 0:
-                    cons = None
-                    break
-            picks = g if ties == "uniform" else g[:1]
-            for i in picks:
-                members.append(i)
-                alternatives.append(None if cons is None else (Fraction(1, len(picks)), tuple(cons)))
+        key = (tuple(values), ties)
+        choice = self.spec.choices.get(key)
+        if choice is None:  # the alternatives depend on the values only: every path shares them
+            choice = self.spec.choices[key] = _argmax_alternatives(values, ties)
+        members, alternatives = choice
         return members[self.branch(alternatives)]
 
     def loser(self, values: Sequence[Value]) -> int:
@@ -293,29 +275,38 @@ class Run:
         return missing
 
     # -- deciding integer comparisons from partial sums (a halted sparse vector's count) --
-    def _interval(self, j: int) -> tuple[Any, Any]:
-        """Bounds on the integer value of node ``j`` from what is evaluated so far."""
+    def _interval(self, j: int, known: dict[int, tuple[Any, Any]]) -> tuple[Any, Any]:
+        """Bounds on the integer value of node ``j`` from what is evaluated so far (``known``: bounds
+        found earlier on this path, still valid because evaluated values never change)."""
         if j in self.memo:
             v = self.memo[j]
             return v, v
+        if j in known:
+            return known[j]
         n = self.spec.nodes[j]
         if n.op in ("add", "sub") and n.kind != FLOAT:
-            (alo, ahi), (blo, bhi) = self._interval(n.args[0]), self._interval(n.args[1])
+            (alo, ahi), (blo, bhi) = self._interval(n.args[0], known), self._interval(n.args[1], known)
             lo, hi = (alo + blo, ahi + bhi) if n.op == "add" else (alo - bhi, ahi - blo)
             if lo == hi:  # both operands known: remember the sum, so chains stay linear
                 self.memo[j] = lo
+            else:
+                self.ranges[j] = (lo, hi)
             return lo, hi
         return n.lo, n.hi
 
     def _decided(self, n: Node) -> int | None:
-        """The value of an integer comparison when the operands' bounds already decide it."""
-        (alo, ahi), (blo, bhi) = self._interval(n.args[0]), self._interval(n.args[1])
-        if n.op == "lt":
-            return 1 if ahi < blo else 0 if alo >= bhi else None
-        if n.op == "le":
-            return 1 if ahi <= blo else 0 if alo > bhi else None
-        if ahi < blo or bhi < alo:
-            return 1 if n.op == "ne" else 0
+        """The value of an integer comparison when the operands' bounds already decide it (tried first
+        with the bounds found earlier on the path, which keeps a halted sparse vector's counts linear)."""
+        for known in (self.ranges, {}):
+            (alo, ahi), (blo, bhi) = self._interval(n.args[0], known), self._interval(n.args[1], known)
+            if n.op == "lt":
+                out = 1 if ahi < blo else 0 if alo >= bhi else None
+            elif n.op == "le":
+                out = 1 if ahi <= blo else 0 if alo > bhi else None
+            else:
+                out = (1 if n.op == "ne" else 0) if ahi < blo or bhi < alo else None
+            if out is not None:
+                return out
         return None
 
     def _first_missing(self, j: int) -> int:
@@ -394,6 +385,37 @@ class Run:
         if op == "argmax":
             return self.winner(vals, n.attr)
         raise NonlinearProgram(f"operation {op!r} on a continuous value is not supported by the continuous backend")
+
+
+def _argmax_alternatives(values: Sequence[Value], ties: str) -> tuple[list[int], list]:
+    """The winners of an argmax and, for each, its weight and the constraints that it beats every
+    other value (None when a constant difference rules it out)."""
+    groups: list[list[int]] = []
+    for i, v in enumerate(values):
+        for g in groups:
+            if values[g[0]] == v and isinstance(v, Form) == isinstance(values[g[0]], Form):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    alternatives: list[tuple[Fraction, tuple[Form, ...]] | None] = []
+    members: list[int] = []
+    for g in groups:
+        cons: list[Form] | None = []
+        for h in groups:
+            if h is g:
+                continue
+            d = sub(values[g[0]], values[h[0]])
+            if isinstance(d, Form):
+                cons.append(d)
+            elif d < 0:
+                cons = None
+                break
+        picks = g if ties == "uniform" else g[:1]
+        for i in picks:
+            members.append(i)
+            alternatives.append(None if cons is None else (Fraction(1, len(picks)), tuple(cons)))
+    return members, alternatives
 
 
 @dataclass(frozen=True)

@@ -43,13 +43,34 @@ from verifiers.continuous.paths import INF, Law
 
 MAX_CELL_DEPTH = 2
 TAIL_STEPS = 16
+CLOSED_FORM_LEAVES = 16  # stars with more leaves are integrated by quadrature (see _Solver.quadrature)
 
 Fn = tuple[Fraction, Fraction]  # t -> m t + k
 
 
-def probability(constraints: Sequence[Form], noise: Mapping[int, Law], level: int = 0):
-    """``P(c(z) > 0 for every c)`` as an arb ball, at the precision of ``level``."""
-    return _Solver(noise, level).solve(list(constraints), 0)
+class Stars:
+    """The stars integrated so far, keyed by their shape (the hub's law and bounds, the leaves'
+    laws, ends and multiplicities), and the work their integration took: closed-form pieces times
+    their factors, quadrature evaluations times theirs (``QUADRATURE_WEIGHT`` each) -- a count
+    that grows as the time does, for budgets that must not depend on the machine."""
+
+    def __init__(self) -> None:
+        self.shapes: dict[tuple, object] = {}
+        self.work = 0
+
+
+QUADRATURE_WEIGHT = 4  # work units of an integrand evaluation, per factor
+CLOSED_FORM_WORK = 20  # work units of a closed-form piece, per factor
+
+
+def probability(constraints: Sequence[Form], noise: Mapping[int, Law], level: int = 0,
+                stars: Stars | None = None):
+    """``P(c(z) > 0 for every c)`` as an arb ball, at the precision of ``level``.
+
+    ``stars`` remembers the stars integrated, so that identical stars -- the outputs of equal
+    coordinates, the same shape on another input -- are integrated once; pass one per caller
+    (a backend) so that what is recomputed never depends on other work done in the process."""
+    return _Solver(noise, level, Stars() if stars is None else stars).solve(list(constraints), 0)
 
 
 def _at(f: Fn, t: Fraction) -> Fraction:
@@ -84,6 +105,10 @@ class _Leaf:
         self.lower: list[Fn] = []
         self.upper: list[Fn] = []
 
+    def signature(self) -> tuple:
+        """What the leaf's factor depends on: its law and its ends (leaves with equal signatures are identical)."""
+        return (self.law.kind, self.law.scale, tuple(sorted(set(self.lower))), tuple(sorted(set(self.upper))))
+
     def breakpoints(self) -> set[Fraction]:
         fns = self.lower + self.upper
         pts = set()
@@ -108,8 +133,9 @@ class _Leaf:
 
 
 class _Solver:
-    def __init__(self, noise: Mapping[int, Law], level: int) -> None:
+    def __init__(self, noise: Mapping[int, Law], level: int, stars: Stars) -> None:
         self.noise = noise
+        self.stars = stars
         self.level = level
         self.prec = bits(level)
 
@@ -156,8 +182,8 @@ class _Solver:
 
     # -- stars -----------------------------------------------------------------------
     def star(self, hub: int, vs: list[int], cons: list[Form], bounds: dict[int, list]):
-        from flint import arb
-
+        """The star's probability; identical leaves (same law, same ends) enter once, as a power, and a
+        star already integrated (the same hub law, bounds and leaves, in any order) is not integrated again."""
         leaves = {v: _Leaf(self.noise[v]) for v in vs if v != hub}
         for v, leaf in leaves.items():
             lo, hi = bounds[v]
@@ -169,61 +195,84 @@ class _Solver:
             (v, a), = [(w, a) for w, a in c.coeffs if w != hub]
             fn = (-c.coeff(hub) / a, -c.const / a)  # a z_v + h t + k > 0  <=>  z_v >< (-h t - k) / a
             (leaves[v].lower if a > 0 else leaves[v].upper).append(fn)
-        hub_law = self.noise[hub]
-        t_lo, t_hi = bounds[hub]
-        points = set(laws.kinks(hub_law)) | {Fraction(0)}
+        groups: dict[tuple, list] = {}
         for leaf in leaves.values():
+            groups.setdefault(leaf.signature(), [leaf, 0])[1] += 1
+        hub_law, (t_lo, t_hi) = self.noise[hub], bounds[hub]
+        key = (hub_law, t_lo, t_hi, tuple(sorted((sig, k) for sig, (_, k) in groups.items())), self.prec)
+        found = self.stars.shapes.get(key)
+        if found is None:
+            found = self.stars.shapes[key] = self._star(hub_law, t_lo, t_hi, [(leaf, k) for leaf, k in groups.values()])
+        return found
+
+    def _star(self, hub_law: Law, t_lo, t_hi, groups: list[tuple[_Leaf, int]]):
+        """``int f_hub(t) prod_leaves (F(U(t)) - F(L(t)))^multiplicity dt`` piece by piece."""
+        from flint import arb
+
+        points = set(laws.kinks(hub_law)) | {Fraction(0)}
+        for leaf, _ in groups:
             points |= leaf.breakpoints()
         edges = [t_lo] + sorted(p for p in points if t_lo < p < t_hi) + [t_hi]
-        mixed = hub_law.kind == "gaussian" or any(leaf.law.kind == "gaussian" for leaf in leaves.values())
-        den = 1 if mixed else _rate_denominator(hub_law, leaves.values())
+        mixed = hub_law.kind == "gaussian" or any(leaf.law.kind == "gaussian" for leaf, _ in groups)
+        quadrature = mixed or sum(k for _, k in groups) > CLOSED_FORM_LEAVES
+        den = 1 if mixed else _rate_denominator(hub_law, [leaf for leaf, _ in groups])
         total = arb(0)
         for a, b in zip(edges, edges[1:]):
             tau = _sample(a, b)
-            active = [(leaf, leaf.active(tau)) for leaf in leaves.values()]
-            if any(act is None for _, act in active):
+            active = [(leaf, leaf.active(tau), k) for leaf, k in groups]
+            if any(act is None for _, act, _ in active):
                 continue
             if hub_law.kind == "exponential" and tau < 0:
                 continue
-            if mixed:
-                total += self.quadrature(hub_law, active, a, b, tau)
+            if quadrature:  # Gaussian noise to full precision; many Laplace leaves to half (see quadrature)
+                total += self.quadrature(hub_law, active, a, b, tau, self.prec if mixed else self.prec // 2)
             else:
+                self.stars.work += CLOSED_FORM_WORK * (len(active) + 1)
                 f = _factor(hub_law, None, None, (tau >= 0,), den, self.prec)
-                for leaf, (lo, hi) in active:
+                for leaf, (lo, hi), k in active:
                     signs = (lo is not None and _at(lo, tau) >= 0, hi is not None and _at(hi, tau) >= 0)
-                    f = expsum.multiply(f, _factor(leaf.law, lo, hi, signs, den, self.prec))
+                    f = expsum.multiply(f, _power(_factor(leaf.law, lo, hi, signs, den, self.prec), k))
                     if not f:
                         break
                 if f:
                     total += expsum.integrate(f, a, b, den)
         return total
 
-    # -- Gaussian pieces ---------------------------------------------------------------
-    def quadrature(self, hub_law: Law, active: list, a, b, tau: Fraction):
-        """``int_a^b`` of a piece's integrand by arb quadrature, infinite ends truncated with tail bounds."""
+    # -- pieces by quadrature (Gaussian noise, many leaves) -------------------------------
+    def quadrature(self, hub_law: Law, active: list, a, b, tau: Fraction, goal: int):
+        """``int_a^b`` of a piece's integrand by arb quadrature to a relative ``2^-goal``, infinite ends
+        truncated with tail bounds.
+
+        Used for Gaussian noise (no closed form) and for stars of many leaves, where the product
+        of the leaves' exp-sums, expanded, would cancel catastrophically (``(1 - y/2)^k`` has terms
+        up to ``1.5^k`` for a value near ``0.5^k``); the factored integrand does not.  Many-leaf stars
+        ask half the working precision (32 bits at level 0, far below any search precision; a
+        witness asking more raises the level): the quadrature's cost grows with the bits asked."""
         from flint import arb
 
-        factors: list[Callable] = []
-        for leaf, (lo, hi) in active:
+        factors: list[tuple[Callable, int]] = []
+        for leaf, (lo, hi), k in active:
             if leaf.law.kind == "gaussian":
-                factors.append(_gaussian_factor(leaf.law, lo, hi))
+                factors.append((_gaussian_factor(leaf.law, lo, hi), k))
             else:
                 diff = _difference(leaf.law, lo, hi, tau)
-                factors.append(lambda t, diff=diff: expsum.evaluate(diff, t))
+                factors.append((expsum.evaluator(diff), k))
         if hub_law.kind == "gaussian":
             density = lambda t: laws.density_ball(hub_law, t)  # noqa: E731
         else:
-            terms = laws.density_terms(hub_law, tau >= 0)
-            density = lambda t: expsum.evaluate(terms, t)  # noqa: E731
+            density = expsum.evaluator(laws.density_terms(hub_law, tau >= 0))
 
-        def integrand(t, _analytic):
+        stars, weight = self.stars, QUADRATURE_WEIGHT * (len(factors) + 1)
+
+        def integrand(t, _analytic):  # entire: exponentials, erfc and integer powers (by multiplication)
+            stars.work += weight
             v = density(t)
-            for f in factors:
-                v = v * f(t)
+            for f, k in factors:
+                v = v * _ball_power(f(t), k)
             return v
 
         if a != -INF and b != INF:
-            return self._integral(integrand, a, b)
+            return self._integral(integrand, a, b, goal)
         # one infinite end (0 is always a break point, so never both)
         finite = Fraction(b) if a == -INF else Fraction(a)
         direction = -1 if a == -INF else 1
@@ -232,31 +281,31 @@ class _Solver:
         start = finite
         for _ in range(TAIL_STEPS):
             end = start + direction * width
-            inner += self._integral(integrand, min(start, end), max(start, end))
+            inner += self._integral(integrand, min(start, end), max(start, end), goal)
             tail = self._tail(hub_law, active, end, direction)
             start, width = end, 2 * width
-            if tail.upper() <= inner.lower() * arb(2) ** (-self.prec):
+            if tail.upper() <= inner.lower() * arb(2) ** (-goal):
                 break
         return inner + _between_zero_and(tail)
 
-    def _integral(self, integrand, a: Fraction, b: Fraction):
+    def _integral(self, integrand, a: Fraction, b: Fraction, goal: int):
         from flint import acb, arb
 
-        r = acb.integral(integrand, expsum.q(a), expsum.q(b), rel_tol=arb(2) ** (-self.prec),
-                         abs_tol=arb(2) ** (-4 * self.prec), eval_limit=10**6)
+        r = acb.integral(integrand, expsum.q(a), expsum.q(b), rel_tol=arb(2) ** (-goal),
+                         abs_tol=arb(2) ** (-4 * goal), eval_limit=10**6)
         return r.real  # the imaginary part is zero on the real segment
 
     def _tail(self, hub_law: Law, active: list, end: Fraction, direction: int):
         """A rigorous bound on the integrand's mass beyond ``end`` (in ``direction``)."""
         bound = laws.above(hub_law, end) if direction > 0 else laws.below(hub_law, end)
-        for leaf, (lo, hi) in active:
+        for leaf, (lo, hi), k in active:
             options = []
             if hi is not None and direction * hi[0] <= 0:  # the upper end moves away from the mass
                 options.append(laws.below(leaf.law, _at(hi, end)))
             if lo is not None and direction * lo[0] >= 0:
                 options.append(laws.above(leaf.law, _at(lo, end)))
             if options:
-                bound *= min(options, key=lambda x: x.upper()).upper()
+                bound *= _ball_power(min(options, key=lambda x: x.upper()).upper(), k)
         return bound
 
     # -- general components: cells ---------------------------------------------------------
@@ -370,6 +419,30 @@ def _factor(law: Law, lo: Fn | None, hi: Fn | None, signs: tuple, den: int, prec
         upper = {Fraction(0): expsum.q(1)} if hi is None else laws.cdf_terms(law, hi, signs[1])
         lower = {} if lo is None else laws.cdf_terms(law, lo, signs[0])
         return expsum.rekey(expsum.subtract(upper, lower), den)
+
+
+def _power(f: expsum.ExpSum, k: int) -> expsum.ExpSum:
+    """``f^k`` for an exp-sum (k >= 1), by repeated squaring."""
+    out = None
+    while True:
+        if k & 1:
+            out = f if out is None else expsum.multiply(out, f)
+        k >>= 1
+        if not k:
+            return out
+        f = expsum.multiply(f, f)
+
+
+def _ball_power(x, k: int):
+    """``x^k`` for an arb or acb ball by repeated squaring (multiplications only: entire, exact rules)."""
+    out = None
+    while True:
+        if k & 1:
+            out = x if out is None else out * x
+        k >>= 1
+        if not k:
+            return out
+        x = x * x
 
 
 def _gaussian_factor(law: Law, lo: Fn | None, hi: Fn | None) -> Callable:

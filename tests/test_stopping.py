@@ -1,0 +1,50 @@
+"""The stop rules of a local search: converged over a window, a proved upper bound met; and the
+rule reported in the result's ``stopped_by``."""
+
+from __future__ import annotations
+
+import math
+
+from hybrid.searcher.search import Budget, search
+from hybrid.searcher.stopping import STOPPED_BY, Convergence
+from samplers import catalogue
+
+QUICK = Budget(samples=200_000, global_pairs=10, local_steps=60)
+
+
+def test_converged_after_a_window_without_growth_beyond_the_precision():
+    rule = Convergence(precision=0.01, window=3)
+    assert rule.start(0.5) is None
+    assert [rule.step(v) for v in (0.505, 0.509, 0.509)] == [None, None, "converged"]
+    rule.start(0.5)
+    steps = [rule.step(v) for v in (0.505, 0.52, 0.52, 0.52, 0.52)]  # 0.52 grew by more: the window restarts
+    assert steps == [None, None, None, None, "converged"]
+
+
+def test_proved_upper_stops_at_the_bound_less_the_precision():
+    rule = Convergence(precision=0.01, window=100, proved_upper=0.7)
+    assert rule.start(0.5) is None
+    assert rule.step(0.689) is None
+    assert rule.step(0.691) == "proved_upper"
+    assert Convergence(0.01, 100, proved_upper=0.7).start(math.inf) == "proved_upper"
+
+
+def test_a_window_of_zero_never_converges():
+    rule = Convergence(precision=0.01, window=0)
+    rule.start(0.0)
+    assert all(rule.step(0.0) is None for _ in range(50))
+
+
+def test_search_reports_the_rule_that_ended_each_local_search():
+    r = search(catalogue.get("noisy_max_geom"), budget=QUICK, global_check=False)
+    assert r.stopped_by and set(r.stopped_by) <= set(STOPPED_BY)
+    assert r.to_json()["stopped_by"] == r.stopped_by
+
+
+def test_a_proved_upper_bound_ends_the_local_search_at_once():
+    """A proved upper bound the start already meets: no pair is evaluated by the local search."""
+    free = search(catalogue.get("noisy_max_geom"), budget=QUICK, global_check=False)
+    met = search(catalogue.get("noisy_max_geom"), budget=QUICK, global_check=False, proved_upper=0.0)
+    assert met.stopped_by == ["proved_upper"]
+    assert met.exact_queries < free.exact_queries or free.stopped_by == ["local_optimum"]
+    assert met.eps_lower <= free.eps_lower
