@@ -75,6 +75,8 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
     sampler = s.sampler(program)
     if sampler is None:
         return uncertified(s, program, None, "no certified result: the sampler was not compiled in time")
+    clock.stage("prove")
+    prove_stage(s, program)
     clock.stage("propose")
     s.say("testing candidate pairs")
     full = s.budget
@@ -96,8 +98,6 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
         result = statistical(s, program)
         result.note = f"not certified ({e}); {result.note}"
         return result
-    clock.stage("prove")
-    prove_stage(s, program)
     if finite:
         clock.stage("improve")
         best = run.improve(best)

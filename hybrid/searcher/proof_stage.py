@@ -1,7 +1,8 @@
 """The proof stage of a search: the prover's upper bound beside the certified lower bound.
 
-Both pipelines (discrete and continuous) call :func:`prove_stage` after certifying and
-before the improve stage.  It runs :func:`verifiers.prover.prove.prove` on the program
+Both pipelines (discrete and continuous) call :func:`prove_stage` first, right after
+compiling: the proof needs no samples, and its upper bound lets certification and the
+improve stage stop as soon as the certified lower bound meets it.  It runs :func:`verifiers.prover.prove.prove` on the program
 within ``budget.prove_time`` seconds (and the search's own deadline), and keeps the
 checker-confirmed proof on the search as ``s.proof`` with its sound float upper end as
 ``s.proved_upper`` (else each rule's reason in ``s.no_proof``) -- a value later stages may use (the continuous improve stage can stop
@@ -30,7 +31,7 @@ def prove_stage(s: Search, program: Program) -> None:
     from verifiers.prover.proof import NoProof, Proof
     from verifiers.prover.prove import prove
 
-    s.proof = None
+    s.proof, s.proof_tried = None, True
     if s.budget.prove_time <= 0:
         return
     s.say("trying the proof rules")

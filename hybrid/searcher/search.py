@@ -111,6 +111,8 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
     clock.stage("compile")
     exact = s._exact(program)
     sampler = s.sampler(program)
+    clock.stage("prove")
+    prove_stage(s, program)
     clock.stage("propose")
     s.say("testing candidate pairs")
     pairs, interval = s.propose_in_time(sampler)
@@ -135,8 +137,6 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
         else:  # a feature event is a predicate: weighing it lists every output
             proposed["note"] = (f"event not weighed: up to {count_text(program.output_space)} outputs; "
                                 "the pair's exact level is certified instead")
-    clock.stage("prove")
-    prove_stage(s, program)
     clock.stage("improve")
     best = s.improve(exact, cands[0])
     clock.stage("bisect")

@@ -158,6 +158,7 @@ class Search:
         self.stopped_by: list[str] = []  # the rule that ended each local search
         self.stat_scores: dict[tuple, float] = {}
         self.proof: Any = None  # set by the proof stage (hybrid.searcher.proof_stage): a checked Proof
+        self.proof_tried = False  # the proof stage ran (a fallback pipeline does not run it again)
         self.no_proof: list[Any] = []  # else each rule's NoProof
 
     def sampler(self, program: Program) -> Any:

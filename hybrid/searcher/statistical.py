@@ -72,8 +72,9 @@ def statistical(s: Search, program: Program) -> SearchResult:
         return uncertified(s, program, interval, f"the attack did not train a pair ({e})")
     s.samples += est.extra["outputs_drawn"]
     s.limits.extend(est.extra["limits_hit"])
-    s.clock.stage("prove")  # a proof needs no backend that could not handle the program
-    prove_stage(s, program)
+    if not s.proof_tried:  # a proof needs no backend that could not handle the program
+        s.clock.stage("prove")
+        prove_stage(s, program)
     result = SearchResult(
         mechanism=program.name, params=program.param_dict, certified=False, eps_lower=est.eps_lower,
         ratio=None, witness=est.candidate.witness() if est.candidate else None, backend=None,
