@@ -62,8 +62,9 @@ def synthesise(program: Program, eps: Fraction | None) -> tuple[list[dict], Frac
             except Stuck as exc:
                 return NoProof(exc.reason, RULE, f"path {_path_label(path.decisions)}: {exc.where}")
             if eps is not None and al.cost > eps:
-                return NoProof(f"the cheapest alignment found costs {fraction_str(al.cost)} "
-                               f"(~{float(al.cost):.6g}) > {fraction_str(eps)} (~{float(eps):.6g})", RULE,
+                return NoProof(f"no alignment within the claim {fraction_str(eps)} (~{float(eps):.6g}) on this path: "
+                               f"the search, pruned at the claim, ended at one costing {fraction_str(al.cost)} "
+                               f"(~{float(al.cost):.6g})", RULE,
                                f"path {_path_label(path.decisions)}")
             worst = max(worst, al.cost)
             found.append({"path": path, "shifts": al.shifts, "cost": al.cost})
