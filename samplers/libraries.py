@@ -170,8 +170,13 @@ def opendp_gaussian(scale: float = 1.0, lo: int = 0, hi: int = 10) -> LibraryBox
 
 def _diffprivlib(cls: str, params: dict[str, Any], domain: Domain, neighbours: Neighbours, *,
                  arg: Callable[[tuple[int, ...]], Any] = lambda x: float(x[0]), decode: Callable[[Any], Any] = float,
-                 per_input: Callable[[tuple[int, ...]], dict] = lambda x: {}, **kwargs: Any) -> LibraryBox:
-    """A diffprivlib mechanism ``cls(random_state=..., **kwargs, **per_input(x))`` randomising ``arg(x)``."""
+                 per_input: Callable[[tuple[int, ...]], dict] = lambda x: {}, batchable: bool = False,
+                 **kwargs: Any) -> LibraryBox:
+    """A diffprivlib mechanism ``cls(random_state=..., **kwargs, **per_input(x))`` randomising ``arg(x)``.
+
+    ``batchable``: its ``randomise`` is numpy arithmetic on its draws (read in its source), so
+    batches are tried, each input's first passing :func:`batch_agrees`; otherwise one call per draw.
+    """
     make = getattr(_import("diffprivlib.mechanisms", "diffprivlib"), cls)
 
     def build(x: tuple[int, ...], state: Any) -> Any:
@@ -185,13 +190,13 @@ def _diffprivlib(cls: str, params: dict[str, Any], domain: Domain, neighbours: N
 
     def draw(x: tuple[int, ...], n: int, seed: int) -> Any:
         if x not in agrees:
-            agrees[x] = batch_agrees(once(x))
+            agrees[x] = batchable and batch_agrees(once(x))
         if agrees[x] and n:
             return np.asarray(once(x)(BatchState(seed, n)), dtype=np.float64)
         m, v = build(x, seed), arg(x)
         return [decode(m.randomise(v)) for _ in range(n)]
 
-    batched = batch_agrees(once(domain.lo))
+    batched = batchable and batch_agrees(once(domain.lo))
     agrees[domain.lo] = batched
     claims = {"claimed_delta": float(kwargs["delta"]), "gaussian_mu": 1 / float(np.sqrt(mech.variance(0)))} \
         if cls.startswith("Gaussian") else {}
@@ -206,19 +211,20 @@ def _snake(cls: str) -> str:
 def diffprivlib_laplace(epsilon: float = 0.5, lo: int = 0, hi: int = 10) -> LibraryBox:
     """diffprivlib's ``Laplace(epsilon, sensitivity=1)`` on one count in lo..hi."""
     return _diffprivlib("Laplace", {"epsilon": epsilon, "lo": lo, "hi": hi}, Domain((lo,), (hi,)), one_differ,
-                        epsilon=float(epsilon), sensitivity=1)
+                        batchable=True, epsilon=float(epsilon), sensitivity=1)
 
 
 def diffprivlib_gaussian(epsilon: float = 1.0, delta: float = 1e-3, lo: int = 0, hi: int = 10) -> LibraryBox:
     """diffprivlib's classic ``Gaussian(epsilon <= 1, delta, sensitivity=1)`` on one count in lo..hi."""
     return _diffprivlib("Gaussian", {"epsilon": epsilon, "delta": delta, "lo": lo, "hi": hi}, Domain((lo,), (hi,)),
-                        one_differ, epsilon=float(epsilon), delta=float(delta), sensitivity=1)
+                        one_differ, batchable=True, epsilon=float(epsilon), delta=float(delta), sensitivity=1)
 
 
 def diffprivlib_gaussian_analytic(epsilon: float = 1.0, delta: float = 1e-3, lo: int = 0, hi: int = 10) -> LibraryBox:
     """diffprivlib's ``GaussianAnalytic(epsilon, delta, sensitivity=1)`` (Balle and Wang) on one count in lo..hi."""
     return _diffprivlib("GaussianAnalytic", {"epsilon": epsilon, "delta": delta, "lo": lo, "hi": hi},
-                        Domain((lo,), (hi,)), one_differ, epsilon=float(epsilon), delta=float(delta), sensitivity=1)
+                        Domain((lo,), (hi,)), one_differ, batchable=True, epsilon=float(epsilon), delta=float(delta),
+                        sensitivity=1)
 
 
 def diffprivlib_geometric(epsilon: float = 0.5, lo: int = 0, hi: int = 10) -> LibraryBox:

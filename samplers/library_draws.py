@@ -6,10 +6,13 @@ Two tools for :mod:`samplers.libraries`:
   ``standard_normal()``) come ``n`` at a time.  A diffprivlib mechanism whose
   ``randomise`` only does numpy arithmetic on such draws (Laplace, Gaussian) then
   returns ``n`` outputs from one call, computed by the library's own code.  Whether a
-  mechanism is of that kind is not assumed but checked (:func:`batch_agrees`): output
-  ``i`` of the batch must equal, exactly, what ``randomise`` returns when called alone
-  on the ``i``-th value of each draw.  So each batched output is the library's per-call
-  output on independent uniforms (or normals): the law is the per-call law.
+  mechanism is of that kind is checked, not assumed (:func:`batch_agrees`): output
+  ``i`` of a batch of 64 must equal, exactly, what ``randomise`` returns when called
+  alone on the ``i``-th value of each draw.  Then each batched output is the library's
+  per-call function of independent uniforms (or normals), so its law is the per-call
+  law.  The check is evidence on 64 draws (a branch taken more rarely would not show),
+  which is why the adapters try it only on mechanisms whose source they read to be numpy
+  arithmetic on the draws (diffprivlib's Laplace, Gaussian and GaussianAnalytic).
 - :func:`chunked`: ``n`` draws as fixed-size chunks, each with a seed derived from the
   run's seed and its index, run over the machine's cores with joblib when there are
   several chunks.  The chunking does not depend on the number of workers, so a seeded
