@@ -9,12 +9,13 @@ infinity, so :func:`json_safe` writes infinities as ``"inf"`` / ``"-inf"`` and N
 from __future__ import annotations
 
 import math
-from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, localcontext
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Context, Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Mapping
 
 from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.exact import exact, fraction_str
+from samplers.numerals import short_text
 from samplers.lang.ir import BOTTOM, BOTTOM_CODE, INT64_MAX
 
 
@@ -43,9 +44,9 @@ def output_from_json(v: Any) -> Any:
     if v == "bottom":
         return BOTTOM
     if isinstance(v, bool) or not isinstance(v, int):
-        raise DPHybridError(f"an output must be an integer, 'bottom' or a list of them, got {v!r}")
+        raise DPHybridError(f"an output must be an integer, 'bottom' or a list of them, got {short_text(repr(v))}")
     if not BOTTOM_CODE < v <= INT64_MAX:
-        raise DPHybridError(f"output value {v} is outside the range of program values "
+        raise DPHybridError(f"output value {short_text(str(v))} is outside the range of program values "
                             f"({BOTTOM_CODE + 1}..{INT64_MAX}); a halted output is written \"bottom\"")
     return v
 
@@ -83,12 +84,17 @@ def _directed(v: Any, digits: int, rounding: str) -> str:
         return v
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
-    return str(Decimal(v).quantize(Decimal(1).scaleb(-digits), rounding=rounding))
+    d = Decimal(v)  # exact; the context holds every digit kept (the default 28 fail from 1e22 on)
+    ctx = Context(prec=max(1, d.adjusted()) + digits + 2, Emax=MAX_EMAX, Emin=MIN_EMIN)
+    return str(d.quantize(Decimal(1).scaleb(-digits), rounding=rounding, context=ctx))
 
 
 def lower_str(v: Any, digits: int = 6) -> str:
     """A lower bound for people to read: rounded down, so the printed bound stays sound."""
     return _directed(v, digits, ROUND_FLOOR)
+
+
+NEAR_DECIMAL = Fraction(1, 10**9)  # relative distance above a short decimal shown in full
 
 
 def upper_str(v: Any, digits: int = 6) -> str:
@@ -98,12 +104,18 @@ def upper_str(v: Any, digits: int = 6) -> str:
 
 def proved_upper_str(upper: Any, exact_eps: Any = None, digits: int = 6) -> str:
     """A proved upper bound for people: a proof's exact rational eps when its decimal ends
-    within ``digits`` places (``7/40`` as ``0.175``), else the float rounded up."""
+    within ``digits`` places (``7/40`` as ``0.175``); the float rounded up in full when the
+    exact eps lies just above such a decimal (a float parameter's binary value: 1.75 times
+    the double nearest 0.1 shows as ``0.17500000000000002``, not as ``0.175001``, and never as
+    ``0.175``, which would be below it); else the float rounded up to ``digits`` places."""
     if isinstance(exact_eps, str) and "/" in exact_eps or isinstance(exact_eps, Fraction):
         q = Fraction(exact_eps)
         scaled = q * 10**digits
         if scaled.denominator == 1:
             return format(Decimal(scaled.numerator).scaleb(-digits).normalize(), "f")
+        below = Fraction(math.floor(scaled), 10**digits)
+        if below > 0 and q - below <= below * NEAR_DECIMAL and isinstance(upper, float) and upper >= q:
+            return repr(upper)
     return upper_str(upper, digits)
 
 
@@ -142,11 +154,11 @@ def eps_value(v: Any, what: str = "eps") -> float | Fraction:
     float, taken at its exact binary value by the exact backends.
     """
     try:
-        q = exact(v, what=what)  # refuses NaN, infinities, booleans and text that is no number
-    except ParameterError:
-        q = None
-    if q is None or q < 0:
-        raise ParameterError(f"{what} must be a finite non-negative number, got {v!r}")
+        q = exact(v, what=what)  # refuses NaN, infinities, booleans, text that is no number, 1e-400
+    except ParameterError as e:
+        raise ParameterError(f"{what} must be a finite non-negative number ({str(e).removeprefix(what + ': ')})") from None
+    if q < 0:
+        raise ParameterError(f"{what} must be a finite non-negative number, got {short_text(repr(v))}")
     if isinstance(v, Fraction) or (isinstance(v, str) and "/" in v):
         return q
     return float(v)

@@ -61,3 +61,8 @@ class UntraceableError(LanguageError):
 
 class TooManyPaths(UntraceableError):
     """Path-forking exploration of a plain Python mechanism passed its explicit path limit."""
+
+
+def install_hint(extra: str) -> str:
+    """How to install an optional extra, from PyPI and from a clone of the repository."""
+    return f"pip install 'dphybrid[{extra}]' (from a clone: pip install '.[{extra}]')"

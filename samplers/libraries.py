@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from samplers.blackbox import BlackBox, normalise_outputs
-from samplers.errors import ParameterError, UnknownMechanism
+from samplers.errors import ParameterError, UnknownMechanism, install_hint
 from samplers.lang.domain import Domain
 from samplers.lang.neighbours import Neighbours, all_differ, one_differ, replace_one
 from samplers.library_draws import BatchState, batch_agrees, chunk_seed, chunked
@@ -50,7 +50,7 @@ def _import(module: str, extra: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise MissingLibrary(f"{module} is not available ({e}); install it with pip install 'dphybrid[{extra}]'") from None
+        raise MissingLibrary(f"{module} is not available ({e}); install it with {install_hint(extra)}") from None
 
 
 Draw = Callable[[tuple[int, ...], int, int], Any]  # (x, n, seed) -> n outputs

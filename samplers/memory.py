@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 
+from samplers.numerals import count_text
 from samplers.errors import BudgetExceeded
 
 USABLE = 0.8  # share of the available memory one allocation may take
@@ -35,7 +36,9 @@ def available_bytes() -> float:
 
 
 def human_bytes(n: float) -> str:
-    """``7.3 TiB``, ``512 MiB``, ..."""
+    """``7.3 TiB``, ``512 MiB``, ... (``about 10^3000 B`` beyond a float)."""
+    if isinstance(n, int) and n >= 2**1000:
+        return f"{count_text(n)} B"
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from samplers.errors import DPHybridError
+from samplers.numerals import is_integer, read_error_text
 
 MAX_DEPTH = 64  # nesting levels of lists and objects in a user file (ours use at most 6)
 MAX_BYTES = 256 * 2**20  # a witness or model file this large is not one (ours are kilobytes)
@@ -44,7 +45,7 @@ def as_int(v: Any, where: str, *, error: type[DPHybridError] = DPHybridError) ->
     """An integer given as a JSON integer or as decimal text (object keys are text), not a bool."""
     if isinstance(v, int) and not isinstance(v, bool):
         return v
-    if isinstance(v, str) and v.strip().lstrip("+-").isascii() and v.strip().lstrip("+-").isdigit():
+    if isinstance(v, str) and is_integer(v):
         return int(v)
     raise error(f"{where} must be an integer, got {short_repr(v)}")
 
@@ -86,6 +87,8 @@ def parse_json(text: str, where: str, *, error: type[DPHybridError] = DPHybridEr
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise error(f"{where}: not valid JSON ({e})") from None
+    except ValueError as e:  # an integer beyond Python's int-string limit
+        raise error(f"{where}: cannot read a value ({read_error_text(e)})") from None
     except RecursionError:
         raise error(f"{where}: nested too deeply to read") from None
     return check_depth(data, where, error=error)

@@ -36,6 +36,7 @@ def test_vectorised_and_per_call_conventions():
         vec.sample((1,), -1, 0)
 
 
+@pytest.mark.slow
 def test_black_box_results_are_statistical():
     vec = VectorisedBlackBox(lambda x, n, rng: x[0] + rng.laplace(0, 2, n), domain=D, neighbours=one_differ,
                              name="lap", params={"scale": 2})
@@ -52,6 +53,7 @@ def test_unknown_library_mechanism_and_parameters():
         library_mechanism("diffprivlib:binary", {"eps": "1"})
 
 
+@pytest.mark.slow
 def test_opendp_mechanisms():
     pytest.importorskip("opendp")
     rr = library_mechanism("opendp:randomized_response", {"k": "4", "p": "0.5"})
@@ -68,6 +70,7 @@ def test_opendp_mechanisms():
         library_mechanism("opendp:randomized_response", {"k": "3", "p": "0.2"})
 
 
+@pytest.mark.slow
 def test_diffprivlib_mechanisms():
     pytest.importorskip("diffprivlib.mechanisms")
     binary = library_mechanism("diffprivlib:binary", {"epsilon": "1"})

@@ -21,6 +21,7 @@ from hybrid.cli import main
 from hybrid.suites.plots import plot_path
 
 RR4 = ["--input", "1,0,1,0", "-n", "10"]
+BIG = b"1" * 5000  # more digits than Python's int() reads (4300)
 ATTACK = {"attack": {"x": [0, 0], "x_prime": [1, 0], "transform": {"name": "joint", "joint": [[0, 0], [1, 1]]},
                      "model": {"kind": "logistic", "mean": [0.5, 0.5], "scale": [0.5, 0.5],
                                "weights": [[[1.0], [1.0]]], "biases": [[0.0]]}, "t": 0.0, "q": 0.0, "c": 0.1}}
@@ -58,6 +59,19 @@ FILES = {  # name -> bytes or a JSON value
     "model_table.json": {"kind": "pufferfish", "entries": {"J": [0, 1]}, "prior": [{"entries": ["J"], "table": 7}]},
     "model_states.json": {"kind": "hmm", "states": 3, "symbols": ["a"], "transitions": {}, "emissions": {}},
     "model_alias.yaml": b"kind: dp\nmechanism: &m {name: trunc_geom}\nother: *m\n",
+    # issue 24, item 5: integers beyond Python's int-string limit, and just below it
+    "x_5000.json": b'{"mechanism": "trunc_geom", "x": [' + BIG + b'], "x_prime": [1], "event": [0]}',
+    "event_5000.json": b'{"mechanism": "trunc_geom", "x": [0], "x_prime": [1], "event": [' + BIG + b']}',
+    "params_5000.json": b'{"mechanism": "trunc_geom", "params": {"m": ' + BIG + b'}, "x": [0], "x_prime": [1], '
+                        b'"event": [0]}',
+    "x_4000.json": b'{"mechanism": "trunc_geom", "x": [' + BIG[:4000] + b'], "x_prime": [1], "event": [0]}',
+    "event_4000.json": b'{"mechanism": "trunc_geom", "x": [0], "x_prime": [1], "event": [' + BIG[:4000] + b']}',
+    "model_5000.json": b'{"kind": "dp", "mechanism": {"name": "trunc_geom", "params": {"m": ' + BIG + b'}}, '
+                       b'"pairs": "all"}',
+    "model_5000.yaml": b"kind: dp\nmechanism: {name: trunc_geom, params: {m: " + BIG + b"}}\npairs: all\n",
+    "empty_event.json": _witness(event=[]),
+    "model_4000.json": b'{"kind": "dp", "mechanism": {"name": "trunc_geom", "params": {"m": ' + BIG[:4000] + b'}}, '
+                       b'"pairs": "all"}',
 }
 
 
@@ -144,6 +158,52 @@ CASES = [
     _bad("pufferfish", "{d}/model_alias.yaml", "--c", "2", msg="aliases"),
     _bad("pufferfish", "geometric_dp", "--eps", "-1", msg="--eps"),
     _bad("pufferfish", "geometric_dp", "--precision", "0", msg="--precision"),
+    # issue 24, item 1: a continuous sweep too large to finish is refused up front, naming its size
+    _bad("verify", "report_noisy_max1", msg="--input-range"),
+    _bad("verify", "svt1", "--input-range", "-3..3", msg="neighbour pairs"),
+    # item 2: sample sizes no run can draw
+    _bad("estimate", "rr", "--samples", "1" + "0" * 30, msg="more than"),
+    _bad("search", "rr", "--samples", "1" + "0" * 30, msg="more than"),
+    _bad("sample", "rr", *RR4[:2], "-n", "1" + "0" * 12, msg="more than"),
+    # item 5: 5000-digit integers (and 4000-digit ones, which int() reads) everywhere
+    _bad("dist", "rr", "--input", "1," + "1" * 5000 + ",0,0", msg="not an integer"),
+    _bad("sample", "rr", "--input", "1" * 5000 + ",0,0,0", "-n", "10", msg="not an integer"),
+    _bad("dist", "rr", "--input", "1," + "1" * 4000 + ",0,0", msg="outside the domain"),
+    _bad("dist", "rr", "-p", "n=" + "1" * 5000, "--input", "0", msg="digits"),
+    _bad("dist", "rr", "-p", "lam=1/" + "3" * 5000, "--input", "0,0,0,0", msg="digits"),
+    _bad("sample", "rr", *RR4, "--seed", "1" * 5000, msg="digits"),
+    _bad("verify", "rr", "--input-range", "0.." + "1" * 5000, msg="--input-range"),
+    _bad("certify", "{d}/x_5000.json", msg="cannot read a value"),
+    _bad("certify", "{d}/event_5000.json", msg="cannot read a value"),
+    _bad("certify", "{d}/params_5000.json", msg="cannot read a value"),
+    _bad("certify", "{d}/x_4000.json", msg="outside the domain"),
+    _bad("certify", "{d}/event_4000.json", msg="outside the range"),
+    _bad("pufferfish", "{d}/model_5000.json", "--c", "2", msg="cannot read a value"),
+    _bad("pufferfish", "{d}/model_5000.yaml", "--c", "2", msg="cannot read a value"),
+    _bad("pufferfish", "{d}/model_4000.json", "--c", "2", msg="(4000 characters)"),
+    _bad("dist", "x" * 5000, "--input", "0", msg="(5002 characters)"),
+    # item 6 and 12: plot paths checked up front, the empty one too
+    _bad("search", "rr", "--plot", "", msg="names no file"),
+    # item 9: numbers that round to 0 (or infinity) as doubles
+    _bad("dist", "rr", "-p", "lam=1e-400", "--input", "0,0,0,0", msg="rounds to 0"),
+    _bad("sample", "laplace", "-p", "eps=1e-400", "--input", "1", "-n", "10", msg="rounds to 0"),
+    _bad("test", "rr", "--eps", "1e-400", msg="rounds to 0"),
+    _bad("verify", "rr", "--eps", "1e-400", msg="rounds to 0"),
+    _bad("search", "rr", "--claimed-eps", "1e-400", msg="rounds to 0"),
+    _bad("certify", "{d}/x_fraction.json", "--eps", "1e-400", msg="rounds to 0"),
+    _bad("search", "rr", "--precision", "1e-400", msg="rounds to 0"),
+    # item 10: one integer grammar (no "1_0", no other scripts' digits)
+    _bad("dist", "rr", "-p", "n=1_0", "--input", "0", msg="not an integer"),
+    _bad("dist", "rr", "-p", "n=\u0663", "--input", "0,0,0", msg="not an integer"),
+    _bad("dist", "rr", "-p", "lam=0.2_5", "--input", "0,0,0,0", msg="not a number"),
+    _bad("dist", "rr", "-p", "lam=\u0661/\u0664", "--input", "0,0,0,0", msg="not a rational"),
+    _bad("sample", "rr", *RR4[:2], "-n", "1_000", msg="not an integer"),
+    # item 11: a bracket wider than 1 says nothing, on the command line as in suite files
+    _bad("search", "rr", "--precision", "5", msg="wider than 1"),
+    _bad("verify", "rr", "--precision", "2", msg="wider than 1"),
+    # item 16: a negative input is read as written (then checked against the domain)
+    _bad("dist", "rr", "--input", "-1,0,0,0", msg="outside the domain"),
+    _bad("search", "rr", "--claimed-eps", "-1/2", msg="non-negative"),
 ]
 
 
@@ -168,6 +228,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(folder, capsys, argv, m
     out, err = capsys.readouterr()
     assert code == 2, (out, err)
     assert err.count("\n") == 1 and err.endswith("\n") and "Traceback" not in err, err
+    assert len(err) < 600, "a long value is echoed back in full"
     assert msg in err, err
     assert out == "", "refused after printing: bad input must be found before the work"
     assert _snapshot(folder) == before

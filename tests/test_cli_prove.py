@@ -109,8 +109,9 @@ def test_search_carries_the_proved_upper_and_the_proof(capsys):
     assert d["upper_source"] == "proof (composition rule)"
     assert d["eps_lower"] <= math.log(3) <= d["eps_upper"] == d["proof"]["eps_upper"]
     code, out, _ = run(capsys, *argv)
-    line = next(ln for ln in out.splitlines() if ln.strip().startswith("eps in ["))
-    assert re.search(r"eps in \[1\.09861\d, 1\.09861\d\] \(gap \d+\.\d\d%", line) and "composition" in line
+    flat = " ".join(out.split())  # the line may fold on a narrow terminal
+    assert re.search(r"eps in \[1\.09861\d, 1\.09861\d\] \(gap \d+\.\d\d%; lower certified, upper by "
+                     r"proof \(composition rule\)", flat), out
 
 
 def test_an_exact_global_upper_is_kept_beside_the_proof():
@@ -133,11 +134,11 @@ def test_an_upper_below_the_certified_lower_is_an_assertion():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="needs the alignment rule (branch prover-align)")
 def test_svt4_interval(capsys):
     code, out, _ = run(capsys, "search", "svt4")
     assert code == 0
-    assert re.search(r"eps in \[0\.1746\d*, 0\.175\]", out), out
+    # 1.75 times the double nearest 0.1 (the float parameter at its exact binary value)
+    assert re.search(r"eps in \[0\.1746\d*, 0\.17500000000000002\]", out), out
 
 
 def test_search_says_why_there_is_no_proof():

@@ -7,8 +7,8 @@ import pytest
 from hybrid.cli import main
 
 
-def run_json(capsys, *argv):
-    assert main([*argv, "--json"]) == 0
+def run_json(capsys, *argv, code=0):
+    assert main([*argv, "--json"]) == code
     return json.loads(capsys.readouterr().out)
 
 
@@ -45,7 +45,7 @@ def test_verify_infinite_level(capsys):
 
 
 def test_verify_budget_exceeded_is_a_result(capsys):
-    d = run_json(capsys, "verify", "noisy_max_geom", "--backend", "bdd", "--node-budget", "40")
+    d = run_json(capsys, "verify", "noisy_max_geom", "--backend", "bdd", "--node-budget", "40", code=3)
     assert d["status"] == "budget_exceeded" and not d["certified"] and d["limit"] == {"bdd_nodes": 40}
 
 
@@ -84,5 +84,5 @@ def test_bad_input_is_one_line_and_status_2(capsys, argv):
 
 
 def test_verify_refuses_astronomical_sweeps(capsys):
-    d = run_json(capsys, "verify", "rr", "-p", "n=30", "--backend", "bdd")
+    d = run_json(capsys, "verify", "rr", "-p", "n=30", "--backend", "bdd", code=3)
     assert d["status"] == "budget_exceeded" and d["limit"] == {"domain_points": 10**7}

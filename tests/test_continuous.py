@@ -17,7 +17,13 @@ from verifiers.continuous.backend import ContinuousBackend, NumericOutputs
 from verifiers.enumerate import Enumerator
 from verifiers.continuous.paths import NonlinearProgram
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _mpmath_digits():
+    """This module's truths at 50 digits, whatever precision other modules leave behind."""
+    with mpmath.workdps(50):
+        yield
+
 
 
 def mp(q: Fraction) -> mpmath.mpf:

@@ -43,7 +43,14 @@ from verifiers.ratio import parse_ratio
 from verifiers.continuous.region import _cell_shifts
 from verifiers.verify import restricted, verify
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _mpmath_digits():
+    """This module's truths at 50 digits, whatever precision other modules leave behind."""
+    with mpmath.workdps(50):
+        yield
+
+
 INF = mpmath.inf
 
 

@@ -83,3 +83,21 @@ def test_compare_exp_agrees_with_the_reference(seed):
             sign = compare_exp(r, eps)
             truth = (ref > Decimal(eps)) - (ref < Decimal(eps))
             assert sign is None or sign == truth, (r, eps)
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.3, 0.7, 1 / 3, 2.2, Fraction(1, 3), Fraction(7, 10)])
+def test_compare_exp_near_eps_beyond_28_digits(eps):
+    """ln r within 1e-29 of eps, on both sides: a comparison made in the default decimal
+    context (28 digits) rounded eps and claimed r > e^0.1 for an r below it.  Truth
+    from mpmath at 100 digits."""
+    import mpmath
+
+    with mpmath.workdps(100):
+        e = mpmath.mpf(eps) if isinstance(eps, float) else mpmath.mpf(eps.numerator) / eps.denominator
+        for offset in (-3, -1, 1, 3):
+            target = e + offset * mpmath.mpf(10) ** -31
+            r = Fraction(mpmath.nstr(mpmath.exp(target), 90, min_fixed=-1, max_fixed=2))
+            truth = int(mpmath.sign(mpmath.log(mpmath.mpf(r.numerator) / r.denominator) - e))
+            assert truth == (1 if offset > 0 else -1)
+            sign = compare_exp(r, eps)
+            assert sign is None or sign == truth, (r, eps, offset, sign)

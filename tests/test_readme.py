@@ -85,9 +85,9 @@ def commands(page: str, text: str) -> list[Command]:
         if m and m.group(1) == "output":
             out.append(Command(page, m.group(2), i + 1, int(m.group(3) or 0)))
         elif fenced == "bash" and s and not s.startswith("#"):
-            text_ = re.split(r"\s#", s, maxsplit=1)[0].rstrip()  # a trailing comment dropped
-            if _shown(segments(text_)[0]):
-                out.append(Command(page, text_, i + 1, 0))
+            text_, _, comment = (p.strip() for p in (re.split(r"\s(#)", s, maxsplit=1) + ["", ""])[:3])
+            if _shown(segments(text_)[0]):  # a trailing comment saying "no result" documents exit 3
+                out.append(Command(page, text_, i + 1, 3 if "no result" in comment else 0))
     return out
 
 

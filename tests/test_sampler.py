@@ -131,6 +131,7 @@ def test_sample_rejects_bad_arguments():
     assert sampler.sample((0, 1), 0, seed=0).shape == (0, 2)
 
 
+@pytest.mark.slow
 def test_second_process_loads_the_compiled_kernel_from_disk(tmp_path):
     script = textwrap.dedent("""
         import json, sys

@@ -56,6 +56,7 @@ def test_noisy_max_acceptance():
     json.dumps(d)
 
 
+@pytest.mark.slow
 def test_claims_are_checked_against_the_global_level():
     r = search(catalogue.get("trunc_geom"), claimed_eps=0.7, budget=QUICK)
     assert r.proved_dp is True and r.refuted is False

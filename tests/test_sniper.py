@@ -88,6 +88,7 @@ def test_exported_attack_is_exact_data():
     assert float(p[1]) == pytest.approx(a.c, rel=0.15)
 
 
+@pytest.mark.slow
 def test_float_attack_round_trip_and_mlp():
     s = compile_sampler(catalogue.get("svt3"))
     pairs = [Pair((1,) * 10, (2,) * 5 + (0,) * 5)]  # DP-Sniper's best SVT3 witness

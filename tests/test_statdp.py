@@ -23,7 +23,8 @@ CORRECT = [("report_noisy_max1", 100_000, 500_000), ("report_noisy_max2", 100_00
            ("noisy_hist1", 100_000, 500_000),
            pytest.param("svt1", 400_000, 4_000_000, marks=pytest.mark.slow)]
 # report_noisy_max4, svt4 and svt6 run with -m slow; a buggy noisy max and two buggy SVTs stay by default
-BUGGY = ["report_noisy_max3", pytest.param("report_noisy_max4", marks=pytest.mark.slow), "noisy_hist2", "svt3",
+BUGGY = ["report_noisy_max3", pytest.param("report_noisy_max4", marks=pytest.mark.slow), "noisy_hist2",
+         pytest.param("svt3", marks=pytest.mark.slow),
          pytest.param("svt4", marks=pytest.mark.slow), "svt5", pytest.param("svt6", marks=pytest.mark.slow)]
 
 
@@ -56,7 +57,8 @@ def test_statdp_selector_example():
 
 # The small sizes passed on each of seeds 0..19 (as the large ones on 0..9) when chosen.
 @pytest.mark.parametrize("n_select, n_test, precision", [
-    (20_000, 100_000, 0.1), pytest.param(50_000, 500_000, 0.05, marks=pytest.mark.slow)])
+    pytest.param(20_000, 100_000, 0.1, marks=pytest.mark.slow),  # the interval's fast case: tests/test_cli_testers.py
+    pytest.param(50_000, 500_000, 0.05, marks=pytest.mark.slow)])
 def test_interval_brackets_the_true_eps_and_is_reproducible(n_select, n_test, precision):
     s = compile_sampler(catalogue.get("report_noisy_max1"), eps=0.7)
     runs = [StatDPTester(s, n_select=n_select, n_test=n_test, seed=3).interval(precision=precision) for _ in range(2)]

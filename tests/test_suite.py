@@ -172,6 +172,7 @@ def _kill_then_resume(suite_path, tmp_path, entries):
     return after
 
 
+@pytest.mark.slow
 def test_kill_minus_nine_then_resume_loses_nothing(tiny_file, tmp_path):
     after = _kill_then_resume(tiny_file, tmp_path, 4)
     got = {r["id"]: (r["status"], (r["result"] or {}).get("ratio")) for r in after}

@@ -13,6 +13,12 @@ GOOD_ROW = row_line({"id": "trunc_geom", "index": 0, "entry": {"mechanism": "tru
 DEEP = b"[" * 100_000 + b"]" * 100_000
 
 
+def _row(result: str, params: str = "{}", elapsed: str = "1") -> bytes:
+    """An ok row of ours but for ``result`` (and ``params``, ``elapsed``), as written to the file."""
+    return ('{"id":"x","entry":{"mechanism":"rr","params":' + params + '},"status":"ok",' + result
+            + ',"elapsed":' + elapsed + "}\n").encode()
+
+
 def _toml(line: str, where: str = "entry") -> bytes:
     if where == "defaults":
         return f'[defaults]\n{line}\n[[entry]]\nmechanism = "trunc_geom"\n'.encode()
@@ -50,6 +56,15 @@ SUITE_FILES = {
     "json seed 2^64": _json('"seed": 18446744073709551616'),
     "json deep": DEEP,
     "not UTF-8": b'[[entry]]\nmechanism = "\xff"\n',
+    # issue 24, items 5 and 12: 5000-digit integers as values and parameters; a table as the name
+    "seed 5000 digits": _toml("seed = " + "1" * 5000),
+    "params 5000 digits": _toml("params = { m = " + "1" * 5000 + " }"),
+    "json budget 5000 digits": _json('"budget": ' + "1" * 5000),
+    "json params 5000 digits": _json('"params": {"m": ' + "1" * 5000 + "}"),
+    "claimed_eps 4000 digits": _toml("claimed_eps = " + "1" * 4000),
+    "precision 5": _toml("precision = 5"),
+    "name a table": b'name = { a = 1 }\n[[entry]]\nmechanism = "trunc_geom"\n',
+    "description a list": b'description = [1]\n[[entry]]\nmechanism = "trunc_geom"\n',
 }
 
 ROW_FILES = {
@@ -68,6 +83,15 @@ ROW_FILES = {
     "foreign text": b"important notes\n",
     "one JSON line without newline": b'{"a": 1}',
     "good row then foreign text": GOOD_ROW + b"important notes",
+    # issue 24, items 7 and 14: rows that are not results the suite wrote
+    "limits_hit a string": _row('"result":{"eps_lower":0.5,"limits_hit":"time"}'),
+    "limits_hit a list of numbers": _row('"result":{"eps_lower":0.5,"limits_hit":[1,2]}'),
+    "eps_lower 1e400 beside ratio 3": _row('"result":{"eps_lower":1e400,"ratio":"3","certified":true}'),
+    "eps_lower above its ratio": _row('"result":{"eps_lower":5.0,"ratio":"3","certified":true}'),
+    "eps_lower -5": _row('"result":{"eps_lower":-5,"certified":true}'),
+    "witness abc": _row('"result":{"eps_lower":0.5,"witness":{"x":"abc","x_prime":null}}'),
+    "params nested": _row('"result":{"eps_lower":0.5}', params='{"m":{"a":[1]}}'),
+    "elapsed 300 digits": _row('"result":{"eps_lower":0.5}', elapsed="9" * 300),
 }
 
 CASES = (
@@ -90,6 +114,9 @@ CASES = (
         ["--out", "{d}/notes.txt", "--resume"]]]
     + [("report: a directory", {}, ["report", "{d}/dir"]), ("report: an empty file", {"r.jsonl": b""},
                                                              ["report", "{d}/r.jsonl"])]
+    # issue 24, items 6 and 12: plot paths checked before the table is printed
+    + [(f"report --plot {p}", {}, ["report", "{d}/results.jsonl", "--plot", p])
+       for p in ["{d}/x.zzz", "{d}/dir.json", "", "{d}/notes.txt", "{d}/no/such/p.png"]]
 )
 
 
@@ -100,6 +127,7 @@ def _snapshot(root: Path) -> dict[str, bytes | None]:
 @pytest.mark.parametrize("files, argv", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_bad_input_is_one_line_exit_2_and_changes_no_file(tmp_path, capsys, files, argv):
     (tmp_path / "dir").mkdir()
+    (tmp_path / "dir.json").mkdir()
     (tmp_path / "good.toml").write_text('[[entry]]\nmechanism = "trunc_geom"\n')
     (tmp_path / "results.jsonl").write_bytes(GOOD_ROW)
     (tmp_path / "notes.txt").write_text("important notes\n")
@@ -110,7 +138,9 @@ def test_bad_input_is_one_line_exit_2_and_changes_no_file(tmp_path, capsys, file
         code = main([a.replace("{d}", str(tmp_path)) for a in argv])
     except SystemExit as e:  # argparse's own errors
         code = e.code
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("dphybrid") and "Traceback" not in err, err
+    assert len(err) < 600, "a long value is echoed back in full"
+    assert out == "", "refused after printing"
     assert _snapshot(tmp_path) == before

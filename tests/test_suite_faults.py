@@ -70,6 +70,7 @@ def _gone(pid, seconds):
     return False
 
 
+@pytest.mark.slow
 def test_killing_the_run_leaves_no_entry_running(tmp_path):
     coordinator = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         from hybrid.suites.runner import run_suite
@@ -95,6 +96,7 @@ def test_the_hard_limit_kills_an_entry_no_signal_stops():
     assert row["status"] == "timeout" and "hard time limit of 0.5 s" in row["error"]
 
 
+@pytest.mark.slow
 def test_dask_enforces_the_hard_limit():
     pytest.importorskip("distributed")
     suite = _suite({"mechanism": "rr", "id": "stuck on dask", "time_limit": 1})

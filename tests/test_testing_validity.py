@@ -69,6 +69,7 @@ def test_chi_square_pooling_ignores_the_observed_counts():
     assert gs.statistic == 0 and gb.statistic == 96
 
 
+@pytest.mark.slow
 def test_statdp_lower_bound_holds_at_its_confidence():
     """rr n = 2, lam = 1/10 (exact eps ln 9) at small sizes, 20 seeds, confidence 0.95.
 
@@ -83,6 +84,7 @@ def test_statdp_lower_bound_holds_at_its_confidence():
     assert (bounds > 1.5).all(), bounds
 
 
+@pytest.mark.slow
 def test_search_reports_a_one_sided_bound_with_its_confidence():
     """The issue's case: rr lam = 1/10, seed 0 printed [2.23, 2.24] against the exact 2.1972."""
     r = search("rr", {"lam": "1/10"}, seed=0, global_check=False).to_json()

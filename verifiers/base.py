@@ -38,6 +38,15 @@ Output = Any  # an int, or a tuple of ints (BOTTOM included)
 Event = Iterable[Output] | Callable[[Output], bool]
 Distribution = dict[Output, Fraction]
 Point = tuple[int, ...]
+MAX_CACHED_INPUTS = 1 << 14  # inputs whose laws a backend keeps during a sweep (then it starts afresh)
+Progress = Callable[[str], None]
+PROGRESS_EVERY = 512  # pairs between two progress messages of a sweep
+
+
+def sweep_progress(progress: Progress | None, pairs: int) -> None:
+    """Tell ``progress`` how far a sweep is, every :data:`PROGRESS_EVERY` pairs."""
+    if progress is not None and pairs % PROGRESS_EVERY == 0:
+        progress(f"global sweep: {pairs:,} neighbour pairs")
 
 
 @dataclass(frozen=True)
@@ -231,6 +240,10 @@ class ExactBackend(ABC):
     def prepare_sweep(self) -> None:
         """Called before questions about every input of the domain (backends may batch)."""
 
+    def trim(self) -> None:
+        """Called after each pair of a sweep: a backend that remembers laws per input forgets them
+        once they pass a size (:data:`MAX_CACHED_INPUTS`), so a sweep's memory stays flat."""
+
     def neighbour_pairs(self) -> Iterator[tuple[Point, Point]]:
         """:func:`neighbour_pairs` of the program, after preparing the backend for a sweep.
 
@@ -243,7 +256,7 @@ class ExactBackend(ABC):
             self._symmetry_checked = True
         return neighbour_pairs(self.program)
 
-    def global_epsilon(self) -> GlobalEpsilon:
+    def global_epsilon(self, progress: Progress | None = None) -> GlobalEpsilon:
         """The exact maximum of ``P(o|x)/P(o|x')`` over neighbour pairs and outputs.
 
         When the time limit in force passes (:mod:`samplers.deadline`), the sweep stops
@@ -258,7 +271,9 @@ class ExactBackend(ABC):
             for x, xp in self.neighbour_pairs():
                 deadline.check("during the global sweep")
                 r = self.pair_ratio(x, xp)
+                self.trim()
                 pairs += 1
+                sweep_progress(progress, pairs)
                 if r > best:
                     best, arg = r, (x, xp)
                     if r == INF:
@@ -280,6 +295,7 @@ class ExactBackend(ABC):
         for x, xp in self.neighbour_pairs():
             deadline.check("during the global sweep")
             o = self.exists_violation(x, xp, c)
+            self.trim()
             if o is not None:
                 return x, xp, o
         return None
@@ -293,6 +309,7 @@ class ExactBackend(ABC):
             deadline.check("during the global sweep")
             pairs += 1
             d_lo, d_hi = self.pair_delta(x, xp, eps)
+            self.trim()
             lo = max(lo, d_lo)
             if d_hi > hi:
                 hi, arg = d_hi, (x, xp)
@@ -309,6 +326,7 @@ class ExactBackend(ABC):
             deadline.check("during the global sweep")
             pairs += 1
             s = self.pair_power_sum(x, xp, alpha)
+            self.trim()
             if s > best or arg[0] is None:
                 best, arg = s, (x, xp)
                 if s == INF:

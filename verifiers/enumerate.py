@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from samplers.lang.ir import Program, evaluate, tied_maxima
-from verifiers.base import Distribution, ExactBackend
+from verifiers.base import MAX_CACHED_INPUTS, Distribution, ExactBackend
 from verifiers.joint_law import distribution, output_value, specialise
 
 __all__ = ["Enumerator", "distribution", "distribution_naive"]
@@ -71,3 +71,7 @@ class Enumerator(ExactBackend):
         if key not in self._cache:
             self._cache[key] = distribution(self.program, key)
         return self._cache[key]
+
+    def trim(self) -> None:
+        if len(self._cache) > MAX_CACHED_INPUTS:
+            self._cache.clear()

@@ -45,6 +45,23 @@ def _ulp(d: Decimal, prec: int = GUARD_DIGITS) -> Decimal:
     return Decimal(1).scaleb(d.adjusted() - prec + 1)
 
 
+def _eps_decimals(eps: float | Fraction) -> tuple[Decimal, Decimal]:
+    """Decimals ``(lo, hi)`` with ``lo <= eps <= hi``: a float exactly, a Fraction widened.
+
+    Every operation names its context and direction: the default context's 28 digits
+    would round a float's exact value (up to ~750 digits) and lose the widening.
+    """
+    if not isinstance(eps, Fraction):
+        exact = Decimal(eps)
+        return exact, exact
+    arg = _CTX.divide(Decimal(eps.numerator), Decimal(eps.denominator))
+    if Fraction(arg) == eps:
+        return arg, arg
+    slack = 2 * _ulp(arg)  # the division is correctly rounded: within half an ulp
+    return _context(2 * GUARD_DIGITS, ROUND_FLOOR).subtract(arg, slack), \
+        _context(2 * GUARD_DIGITS, ROUND_CEILING).add(arg, slack)
+
+
 def exp_bracket(eps: float | Fraction) -> tuple[Fraction, Fraction]:
     """Rationals ``(c_lo, c_hi)`` with ``c_lo <= e^eps <= c_hi`` (eps finite, exact value).
 
@@ -56,14 +73,7 @@ def exp_bracket(eps: float | Fraction) -> tuple[Fraction, Fraction]:
     if abs(eps) > EXP_LIMIT:
         raise ParameterError(f"eps = {float(eps):g} is too large for an exact bracket of e^eps "
                              f"(at most {EXP_LIMIT:g})")
-    if isinstance(eps, Fraction):
-        arg = _CTX.divide(Decimal(eps.numerator), Decimal(eps.denominator))
-    else:
-        arg = Decimal(eps)
-    if isinstance(eps, Fraction) and Fraction(arg) != eps:  # not exactly representable: widen first
-        lo_arg, hi_arg = _WIDE.subtract(arg, 2 * _ulp(arg)), _WIDE.add(arg, 2 * _ulp(arg))
-    else:
-        lo_arg = hi_arg = arg
+    lo_arg, hi_arg = _eps_decimals(eps)
     lo, hi = _CTX.exp(lo_arg), _CTX.exp(hi_arg)
     return Fraction(_WIDE.subtract(lo, 2 * _ulp(lo))), Fraction(_WIDE.add(hi, 2 * _ulp(hi)))
 
@@ -128,11 +138,10 @@ def compare_exp(r: Ratio, eps: float | Fraction) -> int | None:
     if r == 0:
         return -1
     lo, hi = _log_decimal(r) if r != 1 else (Decimal(0), Decimal(0))
-    e = Decimal(eps) if isinstance(eps, float) else _CTX.divide(Decimal(eps.numerator), Decimal(eps.denominator))
-    slack = _ulp(e) if isinstance(eps, Fraction) else Decimal(0)
-    if lo > e + slack:
+    e_lo, e_hi = _eps_decimals(eps)
+    if lo > e_hi:  # Decimal comparisons are exact
         return 1
-    if hi < e - slack:
+    if hi < e_lo:
         return -1
     if abs(eps) > EXP_LIMIT:  # r is within a relative 1e-40 of e^eps: cannot happen at this size
         return None

@@ -30,13 +30,15 @@ from samplers.deadline import TimeLimitReached
 from samplers.errors import BudgetExceeded, DomainError
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
+from samplers.numerals import count_text
 from samplers.plain import as_program
 from verifiers.backends import get_backend
-from verifiers.base import GlobalEpsilon
+from verifiers.base import GlobalEpsilon, Progress
 from verifiers.epsilon import Bisection, bisect_epsilon, compare_exp, exceeds_exp, within_exp
 from verifiers.ratio import INF, Ratio
 
 MAX_SWEEP_POINTS = 10**7  # inputs a global sweep may visit (each with all its neighbours)
+MAX_ENCLOSED_PAIRS = 200_000  # neighbour pairs a continuous sweep may enclose (a millisecond or more each)
 
 
 @dataclass
@@ -81,23 +83,44 @@ def enclosed_within(r: Any, eps: float) -> bool | None:
     return None
 
 
+def sweep_pairs_estimate(program: Program) -> int:
+    """About how many ordered neighbour pairs a sweep of the declared domain visits: the
+    inputs times the neighbours of its middle input (exact for replace-one relations)."""
+    d = program.domain
+    middle = tuple((a + b) // 2 for a, b in zip(d.lo, d.hi))
+    return d.count() * sum(1 for _ in program.neighbours.of(middle, d))
+
+
+def check_enclosed_sweep(program: Program) -> None:
+    """Refuse up front a continuous sweep too large to finish (DomainError naming its size)."""
+    points = program.domain.count()
+    pairs = sweep_pairs_estimate(program) if points <= MAX_SWEEP_POINTS else points
+    if pairs > MAX_ENCLOSED_PAIRS:
+        raise DomainError(f"the domain {program.domain.describe()} has {count_text(points)} inputs and about {count_text(pairs)} "
+                          f"neighbour pairs, more than the {MAX_ENCLOSED_PAIRS:,} a sweep with continuous noise "
+                          "may enclose; narrow it to a box (--input-range LO..HI, or verifiers.verify.restricted)")
+
+
 def verify(program: Program | Any, *, backend: str = "auto", eps: float | None = None,
-           precision: float | None = None, **options: Any) -> Verification:
+           precision: float | None = None, progress: Progress | None = None, **options: Any) -> Verification:
     """Exact global verification of ``program`` (see the module docstring); a mechanism or a
-    plain function in StatDP's contract is traced first (:func:`samplers.plain.as_program`)."""
+    plain function in StatDP's contract is traced first (:func:`samplers.plain.as_program`).
+    ``progress``, if given, is told how far the sweep is."""
     program = as_program(program)
     t0 = time.perf_counter()
+    if program.continuous and backend in ("auto", "continuous"):
+        check_enclosed_sweep(program)
     be = get_backend(program, backend, **options)
     out = Verification(program, be.name, eps=eps)
     try:
         points = program.domain.count()
         if points > MAX_SWEEP_POINTS:
-            raise BudgetExceeded(f"the domain has {points} inputs, more than a sweep's {MAX_SWEEP_POINTS}",
+            raise BudgetExceeded(f"the domain has {count_text(points)} inputs, more than a sweep's {MAX_SWEEP_POINTS}",
                                  limit="domain_points", value=MAX_SWEEP_POINTS)
         if be.name == "continuous":
             t1 = time.perf_counter()
             out.timings["compile"] = t1 - t0
-            out.result = be.global_epsilon(precision if precision is not None else 1e-3)
+            out.result = be.global_epsilon(precision if precision is not None else 1e-3, progress=progress)
             out.timings["verify"] = time.perf_counter() - t1
             if eps is not None:
                 out.proved_dp = enclosed_within(out.result.ratio, eps)
@@ -106,7 +129,7 @@ def verify(program: Program | Any, *, backend: str = "auto", eps: float | None =
             out.library, out.bdd_nodes = be.library, be.size
         t1 = time.perf_counter()
         out.timings["compile"] = t1 - t0
-        out.result = be.global_epsilon()
+        out.result = be.global_epsilon(progress)
         t2 = time.perf_counter()
         out.timings["verify"] = t2 - t1
         if not out.result.complete:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from samplers.deadline import process_elapsed
 from samplers.errors import DPHybridError
@@ -19,7 +20,16 @@ COMMANDS = ["listing", "sample", "dist", "testing", "estimate", "verify", "accur
             "pufferfish", "suite", "report"]
 
 
+# A word starting with '-' and a digit is a value, not an option: negative inputs and numbers
+# as written (--input -1,0,2 or --eps -1/2, which the option's type then refuses)
+NEGATIVE_VALUE = re.compile(r"^-\.?[0-9][0-9.,/eE+-]*$")
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_VALUE  # argparse's own test for "a negative number"
+
     def error(self, message: str) -> None:  # one line, status 2 (argparse prints usage too)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         sys.exit(2)

@@ -7,9 +7,11 @@ import time
 from typing import Any
 
 from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, resolve, time_limited
+from hybrid.cli.progress import progress_reporter
 from hybrid.formats import params_to_json, value_to_json
 from samplers.errors import ParameterError
 from samplers.lang.exact import exact, fraction_str
+from samplers.numerals import short_text
 from verifiers.accuracy import accuracy, tightest_alpha
 from verifiers.backends import get_backend
 from verifiers.base import refuse_continuous
@@ -29,7 +31,7 @@ def register(subs: argparse._SubParsersAction) -> None:
 def _alpha(text: str) -> int:
     a = exact(text, what="--alpha")
     if a < 0 or a.denominator != 1:
-        raise ParameterError(f"--alpha must be a non-negative integer, got {text}")
+        raise ParameterError(f"--alpha must be a non-negative integer, got {short_text(text)}")
     return int(a)
 
 
@@ -39,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
     program = mech.trace(**params)
     refuse_continuous(program, args.backend if args.backend != "auto" else "exact")
     backend = get_backend(program, args.backend)
-    result = accuracy(backend, _alpha(args.alpha)) if args.alpha is not None else tightest_alpha(backend, args.beta)
+    with progress_reporter(quiet=args.json) as say:
+        say(f"accuracy of {mech.name} over {program.domain.count():,} inputs ({backend.name} backend)")
+        result = (accuracy(backend, _alpha(args.alpha)) if args.alpha is not None
+                  else tightest_alpha(backend, args.beta))
     data: dict[str, Any] = {
         "mechanism": mech.name, "params": params_to_json(params), "backend": backend.name,
         "target": "noiseless output", "alpha": value_to_json(result.alpha),

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_json_flag, emit_json
+from hybrid.cli.common import add_json_flag, emit_json, no_result
+from hybrid.cli.progress import progress_reporter
 from hybrid.cli.render import event_text, params_text
 from hybrid.formats import (enclosure_str, eps_text, exact_str, lower_str, proved_upper_str, ratio_lower_str,
                             upper_str)
@@ -32,27 +34,41 @@ def run(args: argparse.Namespace) -> int:
     data = read_json(args.file, error=WitnessFileError)
     if is_proof(data):
         return _proof(recheck(data, args.file), args.json)
-    found = certify_file(args.file, backend=args.backend, mechanism=args.mechanism, claimed_eps=args.eps)
+    with progress_reporter(quiet=args.json) as say:
+        say(f"certifying the witnesses of {args.file} exactly")
+        found = certify_file(args.file, backend=args.backend, mechanism=args.mechanism, claimed_eps=args.eps)
     certs = [c.to_json() for c in found]
+    # P(E | x) = 0 exactly: the ratio is 0 whatever x' does, and the event certifies nothing
+    vacuous = [c.get("ratio_enclosure") is None and c["ratio"] == "0" for c in certs]
     if args.json:
         emit_json(certs[0] if len(certs) == 1 else certs)
-        return 0
-    for cert, c in zip(found, certs):
+    else:
+        _print(found, certs, vacuous)
+    if all(vacuous):
+        return no_result("the event never occurs under x (probability 0), so it certifies nothing",
+                         "give an event that x can produce")
+    return 0
+
+
+def _print(found: list[Any], certs: list[dict[str, Any]], vacuous: list[bool]) -> None:
+    for cert, c, empty in zip(found, certs, vacuous):
         w = c["witness"]
         print(f"{c['mechanism']} {params_text(c['params'])}: x = {w['x']}, x' = {w['x_prime']} ({c['source']})")
         print(f"  event: {event_text(w['event'])}")
         if "ratio_enclosure" in c:  # continuous noise: rigorous enclosures
             print(f"  P(E | x) in {enclosure_str(*c['p_x'])}, P(E | x') in {enclosure_str(*c['p_x_prime'])}: "
                   f"certified ratio >= {ratio_lower_str(c['ratio'])}, eps >= {lower_str(c['eps_lower'])} (this "
-                  f"event's ln ratio is at most {upper_str(c['eps_upper'])}; {c['backend']} backend)")
+                  f"event's ln ratio is at most {upper_str(c['ln_ratio_upper'])}; {c['backend']} backend)")
+        elif empty:
+            print(f"  P(E | x) = 0, P(E | x') = {exact_str(c['p_x_prime'])}: the event never occurs under x, "
+                  "so it certifies nothing")
         else:
             print(f"  P(E | x) = {exact_str(c['p_x'])}, P(E | x') = {exact_str(c['p_x_prime'])}: "
-                  f"exact ratio {exact_str(c['ratio'])} (ln in [{lower_str(c['eps_lower'])}, {upper_str(c['eps_upper'])}]), "
+                  f"exact ratio {exact_str(c['ratio'])} (ln in [{lower_str(c['eps_lower'])}, {upper_str(c['ln_ratio_upper'])}]), "
                   f"so eps >= {lower_str(c['eps_lower'])} ({c['backend']} backend)")
         if c["claimed_eps"] is not None:
             verdict = "holds" if c["violation_holds"] else "does NOT hold"
             print(f"  claimed violation of {eps_text(cert.witness.claimed_eps)}-DP: {verdict}")
-    return 0
 
 
 def _proof(check: dict, as_json: bool) -> int:

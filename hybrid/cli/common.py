@@ -10,17 +10,17 @@ import sys
 from typing import Any, Callable
 
 from hybrid.cli import argtypes
-from hybrid.cli.argtypes import INTEGER
 from hybrid.formats import json_safe
 from samplers.deadline import TimeLimitReached, check_seconds, time_limit
 from samplers.errors import DomainError, ParameterError
 from samplers.lang.mechanism import Mechanism
 from samplers.lang.neighbours import BY_NAME as NEIGHBOURS
+from samplers.numerals import MAX_DIGITS, is_integer, short_text
 from samplers.plain import is_function_spec
 from samplers.plain import resolve as resolve_mechanism
 
 DEFAULT_TIME_BUDGET = 300.0  # seconds: a safety limit, never what decides a result
-STOPPED = 3  # exit status of a command the time budget stopped before it had a result
+NO_RESULT = 3  # exit status of a command that ends without a result (a time limit or budget stopped it)
 
 
 def add_mechanism_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
@@ -76,9 +76,10 @@ def parse_input(text: str) -> tuple[int, ...]:
     """``"1,0,2"`` as a tuple of integers; an empty item (``"1,,1"``, ``"1,"``) is an error."""
     items = [v.strip() for v in text.split(",")]
     for i, v in enumerate(items):
-        if not INTEGER.fullmatch(v):
-            what = "is empty" if not v else f"is {v!r}, not an integer"
-            raise DomainError(f"input {text!r} is not a comma-separated list of integers: item {i + 1} {what}")
+        if not is_integer(v):
+            what = "is empty" if not v else f"is {short_text(repr(v))}, not an integer of at most {MAX_DIGITS} digits"
+            raise DomainError(f"input {short_text(repr(text))} is not a comma-separated list of integers: "
+                              f"item {i + 1} {what}")
     return tuple(int(v) for v in items)
 
 
@@ -95,9 +96,16 @@ def add_time_budget(p: argparse.ArgumentParser, default: float = DEFAULT_TIME_BU
                         "that the budget was reached (exit status 3)")
 
 
+def no_result(why: str, remedy: str) -> int:
+    """Say on stderr, in the one sentence every command uses, that it ends without a result
+    (``dphybrid: WHY; no result (REMEDY)``), and return its exit status (:data:`NO_RESULT`)."""
+    sys.stderr.write(f"dphybrid: {why}; no result ({remedy})\n")
+    return NO_RESULT
+
+
 def time_limited(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Run a command under its ``--time-budget``, counted from the command's start (``args.startup``:
-    the process's start-up, imports included); stopped with nothing to show, it says so (exit 3)."""
+    the process's start-up, imports included); stopped with nothing to show, it says so (:func:`no_result`)."""
 
     @functools.wraps(run)
     def limited(args: argparse.Namespace) -> int:
@@ -106,7 +114,6 @@ def time_limited(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse
             with time_limit(seconds, spent=getattr(args, "startup", 0.0)):
                 return run(args)
         except TimeLimitReached as e:
-            sys.stderr.write(f"dphybrid: {e}; no result (raise --time-budget)\n")
-            return STOPPED
+            return no_result(str(e), "raise --time-budget")
 
     return limited

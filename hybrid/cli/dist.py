@@ -17,10 +17,12 @@ from hybrid.cli.common import (
     resolve,
     time_limited,
 )
+from hybrid.cli.progress import progress_reporter
 from hybrid.formats import enclosure_str, output_str, output_to_json, params_to_json
 from samplers.lang.exact import fraction_str
 from samplers.lang.ir import INT
 from samplers.memory import check_fits
+from samplers.numerals import count_text
 from verifiers.backends import get_backend
 from verifiers.base import output_order
 from verifiers.continuous.enclosure import Enclosure
@@ -43,10 +45,12 @@ def run(args: argparse.Namespace) -> int:
     backend = get_backend(program, args.backend)  # refuses continuous noise first
     if program.output_kind == INT:  # released real values have no distribution to list (the backend says so)
         check_fits(program.output_space * DIST_BYTES_PER_OUTPUT,
-                   f"a distribution over up to {program.output_space} outputs",
+                   f"a distribution over up to {count_text(program.output_space)} outputs",
                    "use 'dphybrid verify' or 'dphybrid sample' for a mechanism this large")
     x = backend.check_input(parse_input(args.input))
-    dist = backend.distribution(x)
+    with progress_reporter(quiet=args.json) as say:
+        say(f"computing the distribution of {mech.name} on {list(x)} ({backend.name} backend)")
+        dist = backend.distribution(x)
     items = sorted(dist.items(), key=lambda kv: output_order(kv[0]))
     if args.json:
         emit_json({

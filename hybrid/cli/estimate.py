@@ -12,6 +12,7 @@ from hybrid.cli.tester_args import (
     positive_samples,
     print_witness,
     resolve_sampler,
+    samples_text,
 )
 from hybrid.formats import lower_str
 from hybrid.testers.options import CLASSIFIERS, TRANSFORMS
@@ -25,14 +26,14 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence", type=argtypes.probability, default=0.9, help="confidence of the bound (default 0.9)")
     p.add_argument("--classifier", choices=CLASSIFIERS, default="logistic", help="sniper classifier")
     p.add_argument("--transform", choices=TRANSFORMS, default="auto", help="sniper feature transform")
-    p.add_argument("--precision", type=argtypes.positive, default=0.01, help="statdp bisection precision (default 0.01)")
+    p.add_argument("--precision", type=argtypes.precision, default=0.01, help="statdp bisection precision (default 0.01)")
     p.set_defaults(run=time_limited(run))
 
 
 def run(args: argparse.Namespace) -> int:
+    sampler = resolve_sampler(args)  # first: a bad name is reported before the testers are imported
     from hybrid.testers.testing import sniper_estimate, statdp_interval
 
-    sampler = resolve_sampler(args)
     with progress_reporter(quiet=args.json) as report:
         if args.method == "sniper":
             n = positive_samples(args, "sniper", sampler)
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json(res.to_json())
         return 0
     print(f"{res.to_json()['mechanism']}: eps >= {lower_str(res.eps_lower, 4)} with confidence {res.confidence:g} "
-          f"[method {res.method}, seed {res.seed}, {n} samples]")
+          f"[method {res.method}, seed {res.seed}, {samples_text(res, n)}]")
     if res.method == "statdp":
         lo, hi = res.extra["bisection"]
         print(f"  StatDP bisection: largest eps rejected {lo:.4f}, smallest not rejected {hi:.4f} "

@@ -15,6 +15,7 @@ import inspect
 from typing import Any
 
 from hybrid.cli.common import add_json_flag
+from samplers.errors import install_hint
 
 BLACK_BOX_COMMANDS = ("test", "estimate")  # the commands that accept a library black box
 
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nLibrary black boxes (statistical only: {commands}; never certified):")
     for r in by_kind["library"]:
         params = " ".join(f"{k}={v}" for k, v in r["params"].items())
-        state = "installed" if r["installed"] else f"not installed: pip install '{r['extra']}'"
+        state = "installed" if r["installed"] else f"not installed: {install_hint(r['library'])}"
         print(f"  {r['name']:<28} {params}")
         print(f"  {'':<28} {r['library']} ({state})")
         print(f"  {'':<28} {r['summary']}")

@@ -17,7 +17,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_json_flag, emit_json, parse_params
+from hybrid.cli.common import add_json_flag, add_time_budget, emit_json, no_result, parse_params, time_limited
+from hybrid.cli.progress import progress_reporter
 from hybrid.formats import eps_text, exact_str, lower_str, output_str, output_to_json, upper_str, value_to_json
 from samplers.errors import ParameterError, SolverUnknown
 from samplers.lang.exact import exact, fraction_str
@@ -36,7 +37,7 @@ def register(subs: argparse._SubParsersAction) -> None:
     goal.add_argument("--eps", type=argtypes.epsilon,
                       help="check eps-Pufferfish privacy (natural log; 7/10 is exactly seven tenths)")
     goal.add_argument("--c", dest="ratio", metavar="C", help="check the exact ratio bound C (e.g. 1999/1000)")
-    goal.add_argument("--precision", type=argtypes.positive,
+    goal.add_argument("--precision", type=argtypes.precision,
                       help="bisect eps to this precision with SMT as the oracle")
     p.add_argument("--k", type=argtypes.positive_int, help="check observation lengths up to K (models with loops)")
     p.add_argument("--timeout", type=argtypes.positive, default=60.0,
@@ -46,7 +47,8 @@ def register(subs: argparse._SubParsersAction) -> None:
                    help="fix a model parameter to an exact value (repeatable)")
     p.add_argument("--list", action="store_true", help="list the shipped example models")
     add_json_flag(p)
-    p.set_defaults(run=run)
+    add_time_budget(p)
+    p.set_defaults(run=time_limited(run))
 
 
 def _symbol(s: Any) -> Any:
@@ -109,7 +111,9 @@ def _result_json(inst: Instance, results: list[CheckResult], status: str) -> dic
 def _check(inst: Instance, c: Fraction, args: argparse.Namespace) -> list[CheckResult]:
     kw = dict(timeout=args.timeout, encoding=args.encoding)
     k_max = inst.k if args.k is None else args.k
-    return _pufferfish().check_lengths(inst, c, k_max, k_min=min(inst.k, k_max), **kw).results
+    with progress_reporter(quiet=args.json) as say:
+        say(f"checking {inst.name} at c = {exact_str(c)} with z3")
+        return _pufferfish().check_lengths(inst, c, k_max, k_min=min(inst.k, k_max), **kw).results
 
 
 def _fix_params(inst: Instance, items: list[str]) -> Instance:
@@ -165,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     out["timings"] = {"load": load, "check": seconds - load}
     if args.json:
         emit_json(out)
-        return 0
+        return _status(status, out.get("unknown_reasons"))
     what = f"e^({eps_text(args.eps)})" if args.eps is not None else out["c"]
     print(f"{inst.name}: {status} at c = {what} (k = {out['k']}, {out['checks']} checks, "
           f"{out['queries']} queries, {seconds:.3f} s)")
@@ -175,14 +179,23 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(_describe_witness(inst, results[-1].witness)))
     for reason in out.get("unknown_reasons", []):
         print(f"  unknown: {reason}")
-    return 0
+    return _status(status, out.get("unknown_reasons"))
+
+
+def _status(status: str, reasons: list[str] | None) -> int:
+    """0, or the no-result exit when the solver decided nothing."""
+    if status != "unknown":
+        return 0
+    return no_result(f"z3 decided nothing ({(reasons or ['unknown'])[0]})", "raise --timeout or lower --k")
 
 
 def _bisect(inst: Instance, args: argparse.Namespace, load: float) -> int:
     t0 = time.perf_counter()
     kw = dict(timeout=args.timeout, encoding=args.encoding)
     try:
-        b = _pufferfish().bisect_instance(inst, args.precision, k=args.k, **kw)
+        with progress_reporter(quiet=args.json) as say:
+            say(f"bisecting the level of {inst.name} with z3")
+            b = _pufferfish().bisect_instance(inst, args.precision, k=args.k, **kw)
         status, reason = "bracketed", None
     except SolverUnknown as e:
         b, status, reason = None, "unknown", str(e)
@@ -199,9 +212,11 @@ def _bisect(inst: Instance, args: argparse.Namespace, load: float) -> int:
     out["timings"] = {"load": load, "bisect": seconds}
     if args.json:
         emit_json(out)
-        return 0
-    if b is None:
+    elif b is None:
         print(f"{inst.name}: unknown ({reason})")
+    if b is None:
+        return _status(status, [str(reason)])
+    if args.json:
         return 0
     print(f"{inst.name}: eps in [{lower_str(b.lo, 9)}, {upper_str(b.hi, 9)}] (certified bracket, precision {args.precision}, "
           f"{b.queries} oracle calls, {seconds:.3f} s)")

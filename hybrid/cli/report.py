@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from hybrid.suites.plots import plot_path
 from hybrid.suites.report import html_report, json_report, markdown, plot
 from hybrid.suites.results_log import ResultsFileError, current_rows, read_results
 
@@ -18,11 +19,14 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    path = None if args.plot is None else plot_path(args.plot)  # checked before anything is printed
     rows = current_rows(read_results(args.results))  # one row per entry, in suite order
     if not rows:
         raise ResultsFileError(f"{args.results} holds no complete result row")
-    if args.plot:
-        plot(rows, args.plot)
+    if path is not None:
+        plot(rows, str(path))
     render = {"md": markdown, "html": html_report, "json": json_report}[args.format]
     print(render(rows))
+    if path is not None and args.format == "md":
+        print(f"plot written to {path}")
     return 0

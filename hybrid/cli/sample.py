@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, parse_input, resolve, time_limited
+from hybrid.cli.progress import progress_reporter
 from hybrid.formats import output_str, output_to_json, params_to_json
 from samplers.memory import check_fits
 from samplers.lang.exact import fraction_str
@@ -24,7 +25,7 @@ def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("sample", help="sample a mechanism and count its outputs")
     add_mechanism_args(p)
     p.add_argument("--input", required=True, help="input vector, e.g. 1,1,1,1,1")
-    p.add_argument("-n", "--samples", type=argtypes.positive_int, default=1_000_000, help="number of samples")
+    p.add_argument("-n", "--samples", type=argtypes.sample_count, default=1_000_000, help="number of samples")
     p.add_argument("--seed", type=argtypes.seed, default=0, help="random seed in [0, 2^64) (default 0)")
     p.add_argument("--threads", type=argtypes.positive_int, default=None, help="numba threads (default: all)")
     p.add_argument("--exact", action="store_true",
@@ -44,18 +45,20 @@ def _float_summary(samples: np.ndarray) -> list[dict[str, Any]]:
         col = cols[:, j]
         finite = col[~np.isnan(col)]
         q = [float(v) for v in np.quantile(finite, [0.05, 0.5, 0.95])] if len(finite) else [None] * 3
-        out.append({"component": j, "bottom": int(np.isnan(col).sum()), "mean": float(np.mean(finite)) if len(finite) else None,
-                    "std": float(np.std(finite)) if len(finite) else None,
-                    "q05": q[0], "median": q[1], "q95": q[2]})
+        with np.errstate(over="ignore"):  # a scale like 1e300 overflows the variance: it is inf, as printed
+            out.append({"component": j, "bottom": int(np.isnan(col).sum()),
+                        "mean": float(np.mean(finite)) if len(finite) else None,
+                        "std": float(np.std(finite)) if len(finite) else None,
+                        "q05": q[0], "median": q[1], "q95": q[2]})
     return out
 
 
 def run(args: argparse.Namespace) -> int:
+    mech, params = resolve(args)  # a bad name or parameter is reported before the heavy imports
     from samplers.compile import compile_sampler  # numba, scipy: loaded by the commands that use them
     from samplers.counts import output_counts
     from samplers.gof import goodness_of_fit
 
-    mech, params = resolve(args)
     program = mech.trace(**params)
     x = program.domain.check(parse_input(args.input))
     if args.exact:  # refuse continuous noise up front: --exact compares counts with exact probabilities
@@ -64,12 +67,15 @@ def run(args: argparse.Namespace) -> int:
     # the outputs, then their counting (a sorted copy and its keys)
     check_fits(3 * 8 * args.samples * len(program.outputs), f"-n {args.samples} samples of {mech.name}",
                "lower -n/--samples")
-    t0 = time.perf_counter()
-    sampler = compile_sampler(program)
-    sampler.warm_up()
-    t1 = time.perf_counter()
-    samples = sampler.sample(x, args.samples, args.seed, threads=args.threads)
-    t2 = time.perf_counter()
+    with progress_reporter(quiet=args.json) as say:
+        say(f"compiling the {mech.name} sampler")
+        t0 = time.perf_counter()
+        sampler = compile_sampler(program)
+        sampler.warm_up()
+        t1 = time.perf_counter()
+        say(f"drawing {args.samples:,} samples")
+        samples = sampler.sample(x, args.samples, args.seed, threads=args.threads)
+        t2 = time.perf_counter()
     result: dict[str, Any] = {
         "mechanism": mech.name, "params": params_to_json(params), "x": list(x),
         "n": args.samples, "seed": args.seed,

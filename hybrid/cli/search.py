@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_mechanism_args, emit_json, resolve, time_limited
+from hybrid.cli.common import add_mechanism_args, emit_json, no_result, resolve, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.formats import float_at_most
 from hybrid.searcher.budget import Budget
+from samplers import deadline
 from samplers.errors import ParameterError
 
 
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("search", help="certified lower bound on epsilon: testing proposes, exact backends certify")
     add_mechanism_args(p)
-    p.add_argument("--precision", type=argtypes.positive, default=1e-3,
+    p.add_argument("--precision", type=argtypes.precision, default=1e-3,
                    help="width of the certified bracket (default 1e-3)")
     p.add_argument("--claimed-eps", type=argtypes.epsilon, default=None,
                    help="the epsilon the mechanism claims (e.g. 1 or 7/10)")
@@ -25,7 +26,7 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--time-budget", type=argtypes.positive, default=Budget.time, metavar="SECONDS",
                    help=f"safety limit on the whole search (default {Budget.time:g}); a stage it stops gives a "
                         "partial result that says so in limits_hit")
-    p.add_argument("--samples", type=argtypes.positive_int, default=Budget.samples,
+    p.add_argument("--samples", type=argtypes.sample_count, default=Budget.samples,
                    help=f"sample budget of the testers, which decides the result (default {Budget.samples:,})")
     glob = p.add_mutually_exclusive_group()
     glob.add_argument("--global", dest="global_check", action="store_true", default=None,
@@ -38,13 +39,14 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hybrid.searcher.search import search
-
     if args.samples < 1000:
         raise ParameterError(f"--samples must be at least 1000, got {args.samples}")
-    mech, params = resolve(args)
+    mech, params = resolve(args)  # a bad name or parameter is reported before the heavy imports
+    deadline.check("before the search started")  # a budget start-up already spent ends here, not after imports
+    from hybrid.searcher.search import search
+
     plot = None
-    if args.plot:  # checked before the work, written after the result is out
+    if args.plot is not None:  # checked before the work, written after the result is out
         from hybrid.suites.plots import plot_path
 
         plot = plot_path(args.plot)
@@ -61,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
         from hybrid.cli.summary import print_search
 
         print_search(data)
+    if not data["certified"] and data["witness"] is None:  # not even a statistical bound: nothing to plot
+        return no_result(data["note"] or "the search found no bound", "raise --time-budget")
     if plot is not None:  # after the result is out, so a plot that cannot be written loses nothing
         from hybrid.suites.plots import search_plot
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from hybrid.cli import argtypes
 from hybrid.cli.common import add_json_flag, emit_json
 from hybrid.formats import lower_str
 from hybrid.suites.report import markdown
@@ -25,7 +26,7 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", action="store_true", help="skip entries already in --out")
     p.add_argument("--retry-failed", action="store_true",
                    help="with --resume: run the entries whose row is an error or a timeout again")
-    p.add_argument("--precision", type=float, help="override every entry's precision")
+    p.add_argument("--precision", type=argtypes.precision, help="override every entry's precision")
     p.add_argument("--time-budget", type=float, help="override every entry's time budget (seconds)")
     p.add_argument("--time-limit", type=float,
                    help="override every entry's hard limit (seconds; default 2 x budget + 30): "

@@ -60,7 +60,7 @@ def print_search(r: dict[str, Any]) -> None:
                 say(f"  the witness event's eps in [{lower_str(lo)}, {upper_str(hi)}]")
             else:
                 say(f"  best pair's eps in [{lower_str(lo)}, {upper_str(hi)}] (precision {r['precision']:g})")
-    else:
+    elif w:  # without a witness there is no bound (the no-result sentence follows on stderr)
         c.print(f"  statistical lower bound: eps >= [bold]{lower_str(r['eps_lower'])}[/bold] (not certified)")
     if r.get("stat_interval"):
         conf = r.get("stat_confidence")

@@ -19,7 +19,7 @@ def add_tester_args(p: argparse.ArgumentParser, samples_help: str) -> None:
     p.add_argument("--black-box", action="store_true",
                    help="run a file.py:alg function as it is, with numpy's generator (statistical only), "
                         "instead of tracing it")
-    p.add_argument("--samples", type=argtypes.positive_int, default=None, help=samples_help)
+    p.add_argument("--samples", type=argtypes.sample_count, default=None, help=samples_help)
     p.add_argument("--seed", type=argtypes.seed, default=0, help="random seed in [0, 2^64) (default 0)")
     add_time_budget(p)
 
@@ -38,23 +38,31 @@ def positive_samples(args: argparse.Namespace, method: str, sampler: object) -> 
 def resolve_sampler(args: argparse.Namespace) -> Any:
     """A compiled mechanism (catalogue or traced function), a library black box named ``library:mechanism``,
     or with ``--black-box`` a plain function run as it is."""
-    from samplers.compile import compile_sampler
-    from samplers.libraries import library_mechanism
     from samplers.plain import is_function_spec
 
     if ":" in args.mechanism and not is_function_spec(args.mechanism):
+        from samplers.libraries import library_mechanism
+
         return library_mechanism(args.mechanism, parse_params(args.param))
     if args.black_box and not is_function_spec(args.mechanism):
         raise ParameterError("--black-box applies to a file.py:alg or module:alg function")
-    mech, params = resolve(args)
+    mech, params = resolve(args)  # a bad name or parameter is reported before numba is imported
     if args.black_box:
         return mech.black_box(**params)
+    from samplers.compile import compile_sampler
+
     try:
         sampler = compile_sampler(mech, **params)
     except UntraceableError as e:
         raise UntraceableError(f"{e} (--black-box tests the function as it is, statistically)") from None
     sampler.warm_up()
     return sampler
+
+
+def samples_text(res: Any, n: int) -> str:
+    """``"N samples"``, or ``"D of N samples drawn"`` when a time limit cut the draws short."""
+    drawn = res.extra.get("outputs_drawn", n)
+    return f"{drawn} samples" if drawn >= n else f"{drawn} of {n} samples drawn"
 
 
 def print_witness(res: Any) -> None:

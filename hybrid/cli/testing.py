@@ -7,7 +7,7 @@ import argparse
 from hybrid.cli import argtypes
 from hybrid.cli.common import emit_json, time_limited
 from hybrid.cli.progress import progress_reporter
-from hybrid.cli.tester_args import DEFAULT_SAMPLES, add_tester_args, positive_samples, print_witness, resolve_sampler
+from hybrid.cli.tester_args import DEFAULT_SAMPLES, add_tester_args, positive_samples, print_witness, resolve_sampler, samples_text
 from hybrid.formats import eps_text, lower_str, value_to_json
 
 
@@ -24,10 +24,10 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    eps = float(args.eps)  # the testers work in floats
+    sampler = resolve_sampler(args)  # first: a bad name is reported before the testers are imported
     from hybrid.testers.testing import audit_test, sniper_estimate, statdp_test
 
-    eps = float(args.eps)  # the testers work in floats
-    sampler = resolve_sampler(args)
     n = positive_samples(args, args.method, sampler)
     with progress_reporter(quiet=args.json) as report:
         if args.method == "statdp":
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     verdict = (f"NOT {eps_text(args.eps)}-DP (statistical evidence)" if violation
                else f"no evidence against {eps_text(args.eps)}-DP")
-    print(f"{out['mechanism']}: {verdict}  [method {res.method}, seed {res.seed}, {n} samples]")
+    print(f"{out['mechanism']}: {verdict}  [method {res.method}, seed {res.seed}, {samples_text(res, n)}]")
     if res.method == "statdp":
         print(f"  p-value {out['p_value']:.4g} at eps = {eps_text(args.eps)} (alpha {args.alpha:g})")
     else:

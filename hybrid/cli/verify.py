@@ -11,11 +11,11 @@ import argparse
 from typing import Any
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, resolve, time_limited
+from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, no_result, resolve, time_limited
+from hybrid.cli.progress import progress_reporter
 from hybrid.cli.render import params_text
 from hybrid.formats import (enclosure_str, eps_text, lower_str, output_str, params_to_json, ratio_lower_str,
                             upper_str, value_to_json, witness_to_json)
-from samplers.errors import ParameterError
 from verifiers.bdd.bitblast import DEFAULT_NODE_BUDGET
 from verifiers.ratio import ratio_str
 from verifiers.verify import Verification, restricted, verify
@@ -26,11 +26,11 @@ def register(subs: argparse._SubParsersAction) -> None:
     add_mechanism_args(p)
     p.add_argument("--backend", default="auto",
                    help="exact backend: auto, bdd, enumerate, smt or continuous (default auto)")
-    p.add_argument("--input-range", metavar="LO..HI", default=None,
+    p.add_argument("--input-range", type=argtypes.int_range, metavar="LO..HI", default=None,
                    help="verify only inputs with every coordinate in LO..HI (e.g. 0..2)")
     p.add_argument("--eps", type=argtypes.epsilon, default=None,
                    help="prove or refute eps-DP (natural log; 7/10 is exactly seven tenths)")
-    p.add_argument("--precision", type=argtypes.positive, default=None,
+    p.add_argument("--precision", type=argtypes.precision, default=None,
                    help="also bisect eps with the decision oracle to this width")
     p.add_argument("--node-budget", type=argtypes.positive_int, default=DEFAULT_NODE_BUDGET,
                    help=f"BDD node budget (default {DEFAULT_NODE_BUDGET})")
@@ -39,15 +39,12 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.set_defaults(run=time_limited(run))
 
 
-def _input_range(text: str) -> tuple[int, int]:
-    lo, sep, hi = text.partition("..")
-    try:
-        a, b = int(lo), int(hi)
-    except ValueError:
-        a, b = 1, 0
-    if not sep or a > b:
-        raise ParameterError(f"--input-range must be LO..HI with integers LO <= HI, got {text!r}")
-    return a, b
+def _remedy(limit: dict[str, int]) -> str:
+    if "bdd_nodes" in limit:
+        return "raise --node-budget or try --backend enumerate"
+    if "domain_points" in limit:
+        return "narrow the domain with --input-range LO..HI"
+    return "raise --time-budget or narrow the domain with --input-range LO..HI"
 
 
 def to_json(v: Verification, mech: Any, params: dict[str, Any], precision: float | None) -> dict[str, Any]:
@@ -90,30 +87,27 @@ def run(args: argparse.Namespace) -> int:
     mech, params = resolve(args)
     program = mech.trace(**params)
     if args.input_range is not None:
-        program = restricted(program, *_input_range(args.input_range))
-    v = verify(program, backend=args.backend, eps=args.eps, precision=args.precision,
-               **({"node_budget": args.node_budget, "reorder": args.reorder}
-                  if args.backend in ("auto", "bdd") else {}))
+        program = restricted(program, *args.input_range)
+    with progress_reporter(quiet=args.json) as say:
+        say(f"compiling {mech.name}")
+        v = verify(program, backend=args.backend, eps=args.eps, precision=args.precision, progress=say,
+                   **({"node_budget": args.node_budget, "reorder": args.reorder}
+                      if args.backend in ("auto", "bdd") else {}))
     data = to_json(v, mech, params, args.precision)
     if args.json:
         emit_json(data)
-        return 0
-    _print(data, v)
+    if data["ratio"] is None and v.status != "ok":  # nothing to print but the one no-result sentence
+        return no_result(data["limits_hit"][0], _remedy(data["limit"]))
+    if not args.json:
+        _print(data, v)
     return 0
 
 
 def _print(d: dict[str, Any], v: Verification) -> None:
     lib = f" ({d['bdd_library']}, {d['bdd_nodes']} BDD nodes)" if "bdd_library" in d else ""
     print(f"{d['mechanism']} {params_text(d['params'])}: backend {d['backend']}{lib}")
-    if d["status"] == "budget_exceeded":
-        print(f"  stopped: {d['limits_hit'][0]}; no certified result (raise --node-budget or try --backend enumerate)"
-              if "bdd_nodes" in d["limit"] else f"  stopped: {d['limits_hit'][0]}; no certified result")
-        return
     if d["status"] == "time_limit":
         print(f"  stopped: {d['limits_hit'][0]}")
-        if d["ratio"] is None:
-            print("  no certified result")
-            return
         print(f"  best pair so far: e^eps >= {ratio_lower_str(d['ratio'])}, eps >= {lower_str(d['eps_lower'])} "
               f"(certified lower bound; {d['pairs']} neighbour pairs examined, nothing proved about the rest)")
         if d["proved_dp"] is False:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+MAX_PRECISION = 1.0  # the widest bracket asked for (search, verify, suites): a wider one says nothing about eps
+
 
 @dataclass
 class Budget:

@@ -22,6 +22,11 @@ For a mechanism with continuous noise the continuous backend encloses both
 probabilities rigorously (:mod:`hybrid.searcher.regions` makes the event symbolic); the
 certified ratio is ``lo(P(E|x)) / hi(P(E|x'))`` and the violation holds when that
 exceeds the upper end of the bracket.
+
+A certificate's JSON says ``eps_lower`` (``ln ratio`` rounded down: eps is at least this)
+and ``ln_ratio_upper`` (``ln ratio`` rounded up: how tight that bound is).  It never says
+``eps_upper``, which the result contract reserves for a complete global sweep: one
+event's ratio bounds nothing from above.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from samplers.plain import is_function_spec
 from samplers.plain import resolve as resolve_mechanism
 from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.exact import fraction_str
+from samplers.lang.ir import to_code
 from samplers.lang.mechanism import Mechanism
 from samplers.readers import read_json, short_repr
 from verifiers.backends import get_backend
@@ -120,7 +126,7 @@ class Certificate:
             **_verdict_json(self.witness, self.backend),
             "p_x": fraction_str(self.p_x), "p_x_prime": fraction_str(self.p_x_prime),
             "ratio": ratio_str(r), "eps_lower": "inf" if lo == INF else lo,
-            "eps_upper": "inf" if r == INF else (eps_upper(r) if r else 0.0),
+            "ln_ratio_upper": "inf" if r == INF else (eps_upper(r) if r else 0.0),
             "violation_holds": self.violation_holds, **(self.witness.extra or {}),
         }
 
@@ -150,7 +156,7 @@ class EnclosedCertificate:
         return {
             **_verdict_json(self.witness, self.backend),
             "p_x": r.p.to_json(), "p_x_prime": r.q.to_json(), "ratio": ratio_str(r.ratio.lo),
-            "ratio_enclosure": r.ratio.to_json(), "eps_lower": value_to_json(lo), "eps_upper": value_to_json(hi),
+            "ratio_enclosure": r.ratio.to_json(), "eps_lower": value_to_json(lo), "ln_ratio_upper": value_to_json(hi),
             "level": r.level, "refined": r.decided,
             "violation_holds": self.violation_holds, **(self.witness.extra or {}),
         }
@@ -206,7 +212,8 @@ def _weigher(event: Event) -> Weigh:
         q = Fraction(event.q)
 
         def weigh(outputs: list[Any]) -> list[Fraction]:
-            batch = np.asarray([list(o) if isinstance(o, tuple) else o for o in outputs], dtype=np.int64)
+            codes = [to_code(o) for o in outputs]  # as in sampler arrays: bottom is its int64 code
+            batch = np.asarray([list(c) if isinstance(c, tuple) else c for c in codes], dtype=np.int64)
             s = event.scores(batch) if len(outputs) else []
             return [Fraction(1) if v > event.t else (q if v == event.t else Fraction(0)) for v in s]
 

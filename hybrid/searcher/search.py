@@ -38,6 +38,7 @@ from hybrid.searcher.statistical import confidence_of, one_sided, uncertified
 from samplers import deadline
 from samplers.deadline import TimeLimitReached
 from samplers.errors import BudgetExceeded, ParameterError
+from samplers.numerals import count_text
 from samplers.plain import as_mechanism
 from samplers.seed import check_seed
 from samplers.lang.ir import Program
@@ -128,7 +129,7 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
             except TimeLimitReached as e:
                 s.limits.append(f"{e}: the tester's event was not weighed")
         else:  # a feature event is a predicate: weighing it lists every output
-            proposed["note"] = (f"event not weighed: up to {program.output_space} outputs; "
+            proposed["note"] = (f"event not weighed: up to {count_text(program.output_space)} outputs; "
                                 "the pair's exact level is certified instead")
     clock.stage("prove")
     prove_stage(s, program)
@@ -150,9 +151,9 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
     result_ratio, witness = witness_ratio, s._witness(program, best.pair, [out] if out is not None else [])
     eps_up, proved = None, None
     if g is not None:
-        if g.ratio > result_ratio:  # a better pair: its exact level is known, so is its bracket
+        if g.ratio > result_ratio and g.output is not None:  # a better pair with its output: a witness
             result_ratio, lower = g.ratio, g.eps_lower
-            witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [] if g.output is None else [g.output])
+            witness = s._witness(program, Pair(g.x, g.x_prime, "global"), [g.output])
             bracket = [g.eps_lower, eps_upper(g.ratio)]
         if g.complete:
             eps_up = g.eps_upper

@@ -16,6 +16,7 @@ supervisor and exits when it closes, so a killed run leaves no entry running.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import multiprocessing.connection
@@ -32,6 +33,7 @@ from typing import Any, Callable
 
 PRELOAD = ["hybrid.searcher.search", "hybrid.suites.runner", "samplers.catalogue", "hybrid.suites.compiler_warmup"]
 POLL = 1.0  # seconds between checks of the supervisor's stop flag
+ANSWER_PREFIX = "dphybrid-entry-"  # then the supervisor's pid: the temporary file an entry answers in
 
 Job = tuple[Callable[[Any], dict[str, Any]], Any, int, str]  # runner, entry, numba threads, answer file
 
@@ -52,7 +54,8 @@ def run_isolated(runner: Callable[[Any], dict[str, Any]], entry: Any, numba_thre
 
     Setting ``stop`` kills the process within :data:`POLL` seconds (the run was interrupted).
     """
-    fd, answer = tempfile.mkstemp(prefix="dphybrid-entry-", suffix=".json")
+    sweep_stale_answers()
+    fd, answer = tempfile.mkstemp(prefix=f"{ANSWER_PREFIX}{os.getpid()}-", suffix=".json")
     os.close(fd)
     try:
         child = _start((runner, entry, numba_threads, answer))
@@ -73,6 +76,26 @@ def run_isolated(runner: Callable[[Any], dict[str, Any]], entry: Any, numba_thre
     finally:
         for path in (answer, answer + ".part"):
             Path(path).unlink(missing_ok=True)
+
+
+def sweep_stale_answers() -> None:
+    """Remove the answer files of supervisors no longer running (a run killed with kill -9 cannot
+    remove its own); each file names its supervisor's pid."""
+    for path in Path(tempfile.gettempdir()).glob(f"{ANSWER_PREFIX}*-*.json*"):
+        pid = path.name[len(ANSWER_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 
 
 def _wait(child: "_Child", limit: float, stop: threading.Event | None) -> int | None:

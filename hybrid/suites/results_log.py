@@ -21,9 +21,12 @@ from typing import Any, Sequence
 from hybrid.formats import json_safe
 from hybrid.suites.suite_file import SuiteError, check_claimed_eps, check_reference
 from samplers.errors import DPHybridError
+from samplers.readers import short_repr
+from verifiers.epsilon import eps_upper
 from verifiers.ratio import parse_ratio
 
 STATUSES = ("ok", "error", "timeout")
+MAX_ELAPSED = 1e9  # seconds (thirty years): an entry's time beyond it is not one we measured
 _ROW_START = b'{"id":'  # every row we write starts so (compact JSON, "id" first)
 _BARE = frozenset('{}[]:,-+.0123456789eEtrufalsn')  # what compact JSON has outside strings
 
@@ -41,25 +44,50 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _finite(v: Any) -> bool:
+    return _is_number(v) and math.isfinite(v)
+
+
+def _int_list(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(e, int) and not isinstance(e, bool) for e in v)
+
+
 def _result_problem(r: dict[str, Any]) -> str | None:
-    """What is wrong with the fields of a search result that reports read, if anything."""
+    """What is wrong with the fields of a search result that reports read, if anything: a
+    bound must be a number, a witness its inputs, and a lower bound must not exceed the
+    level of the exact ratio beside it (a row claiming more than its ratio is not ours)."""
     low = r.get("eps_lower")
-    if low is not None and low != "inf" and not _is_number(low):
-        return "result.eps_lower must be a number or \"inf\""
+    if low is not None and low != "inf" and not (_finite(low) and low >= 0):
+        return "result.eps_lower must be a finite non-negative number or \"inf\""
     ratio = r.get("ratio")
     if ratio is not None:
         try:
-            ok = isinstance(ratio, str) and parse_ratio(ratio) >= 0
+            value = parse_ratio(ratio) if isinstance(ratio, str) else None
         except DPHybridError:
-            ok = False
-        if not ok:
+            value = None
+        if value is None or value < 0:
             return "result.ratio must be a ratio such as \"288/73\" or \"inf\""
+        if low is not None and (math.inf if low == "inf" else low) > eps_upper(value):
+            return f"result.eps_lower {short_repr(low)} exceeds the level of result.ratio {short_repr(ratio)}"
+    limits = r.get("limits_hit")
+    if limits is not None and not (isinstance(limits, list) and all(isinstance(v, str) for v in limits)):
+        return "result.limits_hit must be a list of strings"
     stat_ = r.get("stat_interval")
     if stat_ is not None and not (isinstance(stat_, list) and len(stat_) == 2
                                   and all(_is_number(v) or v in ("inf", "-inf") for v in stat_)):
         return "result.stat_interval must be a pair of numbers"
-    if r.get("witness") is not None and not isinstance(r["witness"], dict):
-        return "result.witness must be an object"
+    w = r.get("witness")
+    if w is not None and not (isinstance(w, dict) and _int_list(w.get("x")) and _int_list(w.get("x_prime"))):
+        return "result.witness must be an object with the inputs x and x_prime (lists of integers)"
+    return None
+
+
+def _params_problem(params: Any) -> str | None:
+    if not isinstance(params, dict):
+        return "'entry.params' must be an object"
+    for k, v in params.items():
+        if not (isinstance(v, (str, bool, int)) or _finite(v)):
+            return f"'entry.params' value {k}={short_repr(v)} is not a number, string or boolean"
     return None
 
 
@@ -75,8 +103,9 @@ def row_problem(row: Any) -> str | None:
     entry = row.get("entry")
     if not isinstance(entry, dict) or not isinstance(entry.get("mechanism"), str):
         return "'entry' must be an object naming its mechanism"
-    if not isinstance(entry.get("params", {}), dict):
-        return "'entry.params' must be an object"
+    problem = _params_problem(entry.get("params", {}))
+    if problem:
+        return problem
     try:
         check_claimed_eps(entry.get("claimed_eps"), "entry.claimed_eps")
         check_reference(entry.get("reference", {}), "entry.reference")
@@ -96,8 +125,8 @@ def row_problem(row: Any) -> str | None:
     if row.get("error") is not None and not isinstance(row["error"], str):
         return "'error' must be a string or null"
     elapsed = row.get("elapsed")
-    if not _is_number(elapsed) or not 0 <= elapsed < math.inf:
-        return "'elapsed' must be a non-negative number"
+    if not _is_number(elapsed) or not 0 <= elapsed <= MAX_ELAPSED:
+        return f"'elapsed' must be a number of seconds in [0, {MAX_ELAPSED:g}]"
     return None
 
 

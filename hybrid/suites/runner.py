@@ -27,6 +27,7 @@ from hybrid.suites.entry_process import run_isolated
 from hybrid.formats import json_safe
 from hybrid.suites.results_log import ResultsLog
 from hybrid.suites.suite_file import Entry, Suite, SuiteError
+from samplers.errors import install_hint
 
 Runner = Callable[[Entry], dict[str, Any]]
 BACKENDS = ("local", "dask")
@@ -153,7 +154,7 @@ def _check_backend(backend: str, scheduler: str | None, jobs: int) -> None:
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise SuiteError(f"--jobs must be a positive integer, got {jobs}")
     if backend == "dask" and importlib.util.find_spec("distributed") is None:
-        raise SuiteError("the dask backend needs dask.distributed: pip install 'dphybrid[cluster]'")
+        raise SuiteError(f"the dask backend needs dask.distributed: {install_hint('cluster')}")
 
 
 def run_suite(

@@ -41,13 +41,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from hybrid.searcher.budget import MAX_PRECISION
 from samplers.errors import DPHybridError
+from samplers.numerals import read_error_text, short_text
+from samplers.readers import short_repr
 from verifiers.ratio import parse_ratio
 
 BUILTIN = ("discrete", "statdp", "dpsniper", "checkdp")
 DEFAULT_PRECISION = 1e-3
 DEFAULT_BUDGET = 600.0  # seconds: a safety limit per entry
-MAX_PRECISION = 1.0  # a wider bracket says nothing about epsilon
 MAX_SECONDS = 7 * 24 * 3600.0  # budgets and limits beyond a week are typos (1e300, inf)
 HARD_LIMIT_FACTOR = 2.0  # the default hard limit: twice the entry's budget plus a grace period
 GRACE = 30.0
@@ -121,20 +123,20 @@ def _entry_id(mech: str, params: dict[str, Any], claimed: float | None) -> str:
 def _number(v: Any, what: str) -> float:
     """A finite float (nan, inf and integers beyond a double are refused)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise SuiteError(f"{what} must be a number, got {v!r}")
+        raise SuiteError(f"{what} must be a number, got {short_repr(v)}")
     try:
         x = float(v)
     except OverflowError:
         x = math.inf
     if not math.isfinite(x):
-        raise SuiteError(f"{what} must be a finite number, got {v!r}")
+        raise SuiteError(f"{what} must be a finite number, got {short_repr(v)}")
     return x
 
 
 def _in_range(v: Any, what: str, most: float) -> float:
     x = _number(v, what)
     if not 0 < x <= most:
-        raise SuiteError(f"{what} must be in (0, {most:g}], got {v!r}")
+        raise SuiteError(f"{what} must be in (0, {most:g}], got {short_repr(v)}")
     return x
 
 
@@ -154,7 +156,7 @@ def check_claimed_eps(v: Any, what: str = "claimed_eps") -> float | None:
         return None
     x = _number(v, what)
     if x < 0:
-        raise SuiteError(f"{what} must be non-negative, got {v!r}")
+        raise SuiteError(f"{what} must be non-negative, got {short_repr(v)}")
     return x
 
 
@@ -171,10 +173,10 @@ def check_reference(ref: Any, what: str) -> dict[str, Any]:
         if kind is float:
             _number(value, f"{what}.{key}")
         elif kind is not None and not isinstance(value, kind):
-            raise SuiteError(f"{what}.{key} must be a {kind.__name__}, got {value!r}")
+            raise SuiteError(f"{what}.{key} must be a {kind.__name__}, got {short_repr(value)}")
     if "exact_ratio" in ref and not _is_ratio(ref["exact_ratio"]):
         raise SuiteError(f"{what}.exact_ratio must be a ratio such as \"288/73\" or \"inf\", "
-                         f"got {ref['exact_ratio']!r}")
+                         f"got {short_repr(ref['exact_ratio'])}")
     return dict(ref)
 
 
@@ -224,7 +226,7 @@ def _located(spec: str, base: Path | None) -> str:
 
 def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = None) -> Entry:
     if not isinstance(raw, dict):
-        raise SuiteError(f"{where}: an entry must be a table, got {raw!r}")
+        raise SuiteError(f"{where}: an entry must be a table, got {short_repr(raw)}")
     raw = {**defaults, **raw}
     known = {"id", "mechanism", "params", "claimed_eps", "precision", "budget", "seed", "samples", "reference",
              "time_limit", "size", "domain", "neighbours"}
@@ -251,12 +253,12 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
     limit = None if limit is None else check_seconds(limit, f"{where}: time_limit")
     seed, samples = raw.get("seed", 0), raw.get("samples")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_BOUND:
-        raise SuiteError(f"{where}: seed must be an integer in [0, 2^64), got {seed!r}")
+        raise SuiteError(f"{where}: seed must be an integer in [0, 2^64), got {short_repr(seed)}")
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1000):
         raise SuiteError(f"{where}: samples must be an integer of at least 1000")
     given_id = raw.get("id")
     if given_id is not None and (not isinstance(given_id, str) or not given_id.strip()):
-        raise SuiteError(f"{where}: id must be a non-empty string, got {given_id!r}")
+        raise SuiteError(f"{where}: id must be a non-empty string, got {short_repr(given_id)}")
     return Entry(id=given_id or _entry_id(given_spec if mech.name == spec else mech.name, params, claimed),
                  mechanism=mech.name, params=dict(params), claimed_eps=claimed,
                  precision=precision, budget=budget, seed=seed, samples=samples, reference=reference,
@@ -278,7 +280,10 @@ def parse_suite(data: Any, name: str, base: Path | None = None) -> Suite:
     dup = next((i for i in ids if ids.count(i) > 1), None)
     if dup is not None:
         raise SuiteError(f"suite {name}: two entries have the id {dup!r}; give them distinct ids")
-    return Suite(str(data.get("name", name)), entries, str(data.get("description", "")))
+    for key in ("name", "description"):
+        if not isinstance(data.get(key, ""), str):
+            raise SuiteError(f"suite {name}: {key} must be a string, got {short_repr(data[key])}")
+    return Suite(data.get("name", name), entries, data.get("description", ""))
 
 
 def load_suite(name_or_path: str) -> Suite:
@@ -288,12 +293,12 @@ def load_suite(name_or_path: str) -> Suite:
         return parse_suite(tomllib.loads(text), name_or_path)
     path = Path(name_or_path)
     if not path.is_file():
-        raise SuiteError(f"no suite named {name_or_path!r} (built-in: {', '.join(BUILTIN)}) and no such file")
+        raise SuiteError(f"no suite named {short_text(repr(name_or_path))} (built-in: {', '.join(BUILTIN)}) and no such file")
     try:
         text = path.read_text()
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
-        raise SuiteError(f"cannot read suite {path}: {e}") from None
+    except (OSError, ValueError) as e:  # UnicodeDecodeError, JSON and TOML errors, integers beyond the limit
+        raise SuiteError(f"cannot read suite {path}: {short_text(read_error_text(e), 200)}") from None
     except RecursionError:
         raise SuiteError(f"cannot read suite {path}: nested too deeply") from None
     return parse_suite(data, path.stem, path.parent)

@@ -35,7 +35,10 @@ def event_from_json(obj: Any) -> Event:
     for key, below in (("below", True), ("at_least", False)):
         if key in obj:
             try:
-                return Threshold(feature, float(obj[key]), below)
-            except (TypeError, ValueError):
-                raise MalformedEvent(f"threshold {obj[key]!r} is not a number") from None
+                alpha = float(obj[key])
+            except (TypeError, ValueError, OverflowError):
+                raise MalformedEvent(f"threshold {obj[key]!r:.40} is not a number") from None
+            if isinstance(obj[key], int) and alpha != obj[key]:  # rounding would move the threshold
+                raise MalformedEvent(f"threshold {obj[key]!r:.40} is not exactly a double; write it as one")
+            return Threshold(feature, alpha, below)
     raise MalformedEvent(f"event {obj!r} has none of 'in', 'below', 'at_least'")

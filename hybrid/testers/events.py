@@ -17,7 +17,9 @@ counts on two batches, all at once (sorting and counting, no loop over events).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
@@ -25,11 +27,13 @@ import numpy as np
 from hybrid.formats import number_str, output_str
 from hybrid.testers.features import (
     IDENTITY,
+    NO_ENTRY,
     Feature,
+    entry_of,
     row_keys,
     value_to_json,
 )
-from samplers.lang.ir import BOTTOM_CODE, to_code
+from samplers.lang.ir import BOTTOM_CODE, INT64_MAX, to_code
 
 
 def as_batch(output: Any) -> np.ndarray:
@@ -60,6 +64,20 @@ class Event:
         raise NotImplementedError
 
 
+def exact_linear(feature: Feature, output: Any) -> Fraction | None:
+    """A linear feature of an output of integers, summed exactly (None for any other case).
+
+    One output is weighed exactly where float64 would round: 0.1 * 1 + 0.2 * 1 is
+    0.30000000000000004 in floats, and ``< 0.30000000000000004`` would miss an output
+    the event, read in real arithmetic as for continuous noise, contains.
+    """
+    weights = feature.weights
+    if (feature.kind != "linear" or not isinstance(output, tuple) or len(output) != len(weights)
+            or not all(type(v) is int for v in output)):
+        return None
+    return sum((Fraction(w) * v for w, v in zip(weights, output)), Fraction(0))
+
+
 @dataclass(frozen=True, eq=False)
 class SetEvent(Event):
     feature: Feature
@@ -67,9 +85,13 @@ class SetEvent(Event):
 
     def mask(self, samples: np.ndarray) -> np.ndarray:
         v = self.feature(samples)
+        exact = (entry_of(to_code(e), v.dtype) for e in self.values)
+        kept = [c for c in exact if c is not NO_ENTRY]
+        if not kept:
+            return np.zeros(len(v), dtype=bool)
         if v.ndim == 1:
-            return np.isin(v, np.asarray([to_code(e) for e in self.values], dtype=v.dtype))
-        rows = np.asarray([to_code(e) for e in self.values], dtype=np.int64).reshape(len(self.values), v.shape[1])
+            return np.isin(v, np.asarray(kept, dtype=v.dtype))
+        rows = np.asarray(kept, dtype=v.dtype).reshape(len(kept), v.shape[1])
         keys, want = row_keys(v), row_keys(rows)
         order = np.argsort(want)
         pos = np.searchsorted(want[order], keys).clip(0, len(want) - 1)
@@ -78,6 +100,12 @@ class SetEvent(Event):
         idx = np.nonzero(cand)[0]
         hit[idx] = (v[idx] == rows[order][pos[idx]]).all(axis=1)  # rule out hash collisions
         return hit
+
+    def member(self, output: Any) -> bool:
+        total = exact_linear(self.feature, output)
+        if total is None:
+            return super().member(output)
+        return any(isinstance(w, (int, float)) and math.isfinite(w) and Fraction(w) == total for w in self.values)
 
     def to_json(self) -> Any:
         vals = [value_to_json(v) for v in self.values]
@@ -101,8 +129,21 @@ class Threshold(Event):
     below: bool = True
 
     def mask(self, samples: np.ndarray) -> np.ndarray:
-        v = numeric(self.feature(samples))
+        v = self.feature(samples)
+        if v.dtype.kind in "iu" and math.isfinite(self.alpha):
+            # integers compared exactly: as floats, 2^53 + 3 rounds to 2^53 + 4 and leaves "< 2^53 + 4"
+            k = math.ceil(self.alpha)  # an integer is below alpha exactly when it is below ceil(alpha)
+            hit = v < np.int64(k) if abs(k) <= INT64_MAX else np.full(len(v), k > 0)
+            hit = hit if self.below else ~hit
+            return hit & (v != BOTTOM_CODE)
+        v = numeric(v)
         return v < self.alpha if self.below else v >= self.alpha
+
+    def member(self, output: Any) -> bool:
+        total = exact_linear(self.feature, output)
+        if total is None or not math.isfinite(self.alpha):
+            return super().member(output)
+        return total < Fraction(self.alpha) if self.below else total >= Fraction(self.alpha)
 
     def to_json(self) -> Any:
         key = "below" if self.below else "at_least"
@@ -121,6 +162,9 @@ class Product(Event):
         for p in self.parts[1:]:
             out &= p.mask(samples)
         return out
+
+    def member(self, output: Any) -> bool:
+        return all(p.member(output) for p in self.parts)
 
     def to_json(self) -> Any:
         return {"all": [p.to_json() for p in self.parts]}

@@ -59,12 +59,59 @@ def row_keys(rows: np.ndarray) -> np.ndarray:
         return (rows.astype(np.int64, copy=False) * mult).sum(axis=1)
 
 
+def _bottom(samples: np.ndarray) -> np.ndarray:
+    """Mask of the bottom entries: NaN in float samples, the BOTTOM code in integer ones."""
+    return np.isnan(samples) if samples.dtype.kind == "f" else samples == BOTTOM_CODE
+
+
 def _regular(samples: np.ndarray, codes: tuple[float, ...]) -> np.ndarray:
-    """Mask of the numeric entries: not NaN (bottom) and not a special code."""
-    ok = ~np.isnan(samples)
+    """Mask of the numeric entries: not bottom and not a special code."""
+    ok = ~_bottom(samples)
     for c in codes:
-        ok &= samples != c
+        c = entry_of(c, samples.dtype)
+        if c is not NO_ENTRY:
+            ok &= samples != c
     return ok
+
+
+NO_ENTRY = object()  # what entry_of gives for a value no array entry can equal
+
+
+def entry_of(value: Any, dtype: np.dtype) -> Any:
+    """``value`` (a number or a tuple of them) as entries of a ``dtype`` array compare it
+    exactly, or :data:`NO_ENTRY` when no entry can equal it.
+
+    Casting would change it (0.5 among integer outputs becomes 0, and numpy compares an
+    integer array with 2.0**53 in floats, where 2^53 + 1 equals it): an event on such a
+    value would then be certified for other outputs than the ones it names.
+    """
+    if isinstance(value, tuple):
+        parts = tuple(entry_of(x, dtype) for x in value)
+        return NO_ENTRY if any(p is NO_ENTRY for p in parts) else parts
+    if not isinstance(value, (int, float, np.integer, np.floating)):
+        return value  # not a number: left to numpy
+    if np.issubdtype(dtype, np.integer):
+        if isinstance(value, (float, np.floating)):
+            if not float(value).is_integer():
+                return NO_ENTRY
+            value = int(value)
+        info = np.iinfo(dtype)
+        return int(value) if info.min <= value <= info.max else NO_ENTRY
+    if isinstance(value, (int, np.integer)):
+        try:
+            return value if float(value) == value else NO_ENTRY
+        except OverflowError:
+            return NO_ENTRY
+    return value
+
+
+def _integer(v: Any) -> int:
+    """An integer from JSON; ``int()`` would truncate 0.5 to 0 and change the event the file states."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise ValueError(f"{v!r} is not an integer")
+    return v
 
 
 @dataclass(frozen=True)
@@ -88,9 +135,10 @@ class Feature:
             return s[:, self.index]
         if self.kind == "count":
             if self.value == "bottom":
-                hit = np.isnan(s) if s.dtype.kind == "f" else s == BOTTOM_CODE
+                hit = _bottom(s)
             else:
-                hit = s == self.value
+                value = entry_of(self.value, s.dtype)
+                hit = np.zeros(s.shape, dtype=bool) if value is NO_ENTRY else s == value
             return hit.sum(axis=1).astype(np.int64)
         if self.kind == "hamming":
             return (s != np.asarray(self.reference, dtype=s.dtype)).sum(axis=1).astype(np.int64)
@@ -103,13 +151,15 @@ class Feature:
             out = red.max(axis=1) if self.kind == "max" else red.min(axis=1)
             return np.where(ok.any(axis=1), out, np.nan)
         if self.kind == "linear":  # a weighted sum of the entries (NaN when one is bottom)
-            return np.where(np.isnan(s) if s.dtype.kind == "f" else s == BOTTOM_CODE, np.nan, s) @ np.asarray(
+            return np.where(_bottom(s), np.nan, s) @ np.asarray(
                 self.weights, dtype=np.float64)
         if self.kind == "skeleton":
             code = np.zeros(s.shape, dtype=np.int64)
-            code[np.isnan(s)] = 1
+            code[_bottom(s)] = 1
             for j, c in enumerate(self.codes):
-                code[s == c] = 2 + j
+                c = entry_of(c, s.dtype)
+                if c is not NO_ENTRY:
+                    code[s == c] = 2 + j
             return code
         raise ValueError(f"unknown feature kind {self.kind!r}")
 
@@ -152,11 +202,14 @@ class Feature:
         try:
             kind = d["kind"]
             if kind == "component":
-                return Feature(kind, index=int(d["index"]))
+                return Feature(kind, index=_integer(d["index"]))
             if kind == "count":
-                return Feature(kind, value=d["value"])
+                value = d["value"]  # one entry's value: a list would be compared column by column
+                if value != "bottom" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                    raise ValueError(f"a count needs a number or 'bottom', got {value!r:.40}")
+                return Feature(kind, value=value)
             if kind == "hamming":
-                return Feature(kind, reference=tuple(int(v) for v in d["reference"]))
+                return Feature(kind, reference=tuple(_integer(v) for v in d["reference"]))
             if kind in ("sum", "max", "min", "skeleton"):
                 return Feature(kind, codes=tuple(float(c) for c in d.get("codes", ())))
             if kind == "linear":

@@ -99,7 +99,9 @@ def _compress(X: np.ndarray, y: np.ndarray, max_fit: int, seed: int) -> tuple[np
     if len(np.unique(row_keys(head.view(np.int64)))) <= min(max_fit, 10_000):  # few distinct rows: merge them
         Xy = np.ascontiguousarray(np.column_stack([X, y]))
         keys = row_keys(Xy.view(np.int64))
+        deadline.check("while training the attack")  # each step takes seconds on millions of rows
         uniq, inv = np.unique(keys, return_inverse=True)
+        deadline.check("while training the attack")
         first = np.empty(len(uniq), dtype=np.int64)
         first[inv[::-1]] = np.arange(len(keys) - 1, -1, -1)
         if len(uniq) <= max_fit and (Xy == Xy[first][inv]).all():
@@ -124,6 +126,7 @@ def _fit_serial(classifier: str, X: np.ndarray, y: np.ndarray, seed: int, max_fi
     from sklearn.preprocessing import StandardScaler
 
     X, y, w = _compress(X, y, max_fit, seed)
+    deadline.check("while training the attack")
     scaler = StandardScaler().fit(X, sample_weight=w)
     Z = scaler.transform(X)
     if classifier == "logistic":
@@ -291,6 +294,7 @@ class SniperTester:
         both = np.concatenate([sx, sy])
         transform = fit_transform(self.transform_spec, both)
         X = transform(both)
+        deadline.check("while training the attack")
         y = np.concatenate([np.ones(len(sx)), np.zeros(len(sy))])
         model = _fit(self.classifier, X, y, derive_seed(self.seed, index, 2), self.max_fit)
         self.timings["train"] += time.perf_counter() - t

@@ -10,6 +10,7 @@ import difflib
 
 from samplers.errors import UnknownMechanism
 from samplers.lang.mechanism import Mechanism
+from samplers.numerals import short_text
 
 _REGISTRY: dict[str, Mechanism] = {}
 _ALIASES: dict[str, str] = {}
@@ -31,7 +32,7 @@ def get(name: str) -> Mechanism:
     if key is None:
         close = dict.fromkeys(_ALIASES[c] for c in difflib.get_close_matches(name.lower(), list(_ALIASES), n=5))
         hint = f"; did you mean {', '.join(list(close)[:3])}?" if close else ""
-        raise UnknownMechanism(f"unknown mechanism {name!r}{hint} (see 'dphybrid list')")
+        raise UnknownMechanism(f"unknown mechanism {short_text(repr(name))}{hint} (see 'dphybrid list')")
     return _REGISTRY[key]
 
 

@@ -38,6 +38,7 @@ from samplers.lang.ir import (
     tied_maxima,
 )
 from samplers.lang.noise import geometric_window
+from samplers.numerals import short_text
 
 INF = math.inf
 CLOCK_EVERY = 4096  # nodes traced between two looks at the clock (samplers.deadline)
@@ -73,7 +74,8 @@ class Builder:
             return self._shared[key]
         if node.kind == INT and not _is_unbounded(node) and node.lo <= node.hi and not (
                 BOTTOM_CODE < node.lo and node.hi <= INT64_MAX):
-            raise LanguageError(f"{node.op} can take values in [{node.lo}, {node.hi}], outside the int64 "
+            raise LanguageError(f"{node.op} can take values in [{short_text(str(node.lo))}, {short_text(str(node.hi))}], "
+                                "outside the int64 "
                                 "range of program values")
         self.nodes.append(node)
         i = len(self.nodes) - 1

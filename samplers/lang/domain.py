@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from samplers.errors import DomainError, LanguageError
 from samplers.memory import check_fits
+from samplers.numerals import short_text
 
 Bound = int | str | Callable[[Mapping[str, Any]], int]
 
@@ -50,14 +51,14 @@ class Domain:
         try:
             vals = tuple(int(v) for v in x)
         except (TypeError, ValueError):
-            raise DomainError(f"input {x!r} is not a list of integers") from None
-        if any(float(a) != b for a, b in zip(x, vals)):
-            raise DomainError(f"input {list(x)} is not a list of integers")
+            raise DomainError(f"input {short_text(repr(x))} is not a list of integers") from None
+        if any(not isinstance(a, int) and float(a) != b for a, b in zip(x, vals)):
+            raise DomainError(f"input {short_text(repr(list(x)))} is not a list of integers")
         if len(vals) != self.size:
             raise DomainError(f"input has {len(vals)} coordinates, the domain has {self.size}")
         for i, (v, l, h) in enumerate(zip(vals, self.lo, self.hi)):
             if not l <= v <= h:
-                raise DomainError(f"input coordinate {i} = {v} is outside the domain {l}..{h}")
+                raise DomainError(f"input coordinate {i} = {short_text(str(v))} is outside the domain {l}..{h}")
         return vals
 
     def points(self) -> Iterator[tuple[int, ...]]:

@@ -11,6 +11,7 @@ import math
 from fractions import Fraction
 
 from samplers.errors import ParameterError
+from samplers.numerals import INTEGER, parse_decimal, parse_integer, short_text
 
 Rational = Fraction | int | float | str
 
@@ -31,22 +32,15 @@ def exact(value: Rational, *, what: str = "value") -> Fraction:
         text = value.strip()
         if "/" in text:
             num, _, den = text.partition("/")
-            try:
-                n, d = int(num), int(den)
-            except ValueError:
-                raise ParameterError(f"{what}: {value!r} is not a rational like 1/2") from None
+            if not (INTEGER.fullmatch(num.strip()) and INTEGER.fullmatch(den.strip())):
+                raise ParameterError(f"{what}: {short_text(repr(value))} is not a rational like 1/2")
+            n, d = parse_integer(num, what), parse_integer(den, what)
             if d == 0:
-                raise ParameterError(f"{what}: {value!r} has a zero denominator")
+                raise ParameterError(f"{what}: {short_text(repr(value))} has a zero denominator")
             return Fraction(n, d)
-        try:
-            return Fraction(int(text))
-        except ValueError:
-            pass
-        try:
-            f = float(text)
-        except ValueError:
-            raise ParameterError(f"{what}: {value!r} is not a number") from None
-        return exact(f, what=what)
+        if INTEGER.fullmatch(text):
+            return Fraction(parse_integer(text, what))
+        return exact(parse_decimal(text, what), what=what)
     try:
         return exact(float(value), what=what)  # numpy scalars and the like
     except (TypeError, ValueError):

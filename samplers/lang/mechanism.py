@@ -21,8 +21,20 @@ from samplers.lang.exact import exact
 from samplers.lang.ir import Program
 from samplers.lang.neighbours import Neighbours
 from samplers.lang.trace import Sym, lift, tracing
+from samplers.numerals import parse_integer, short_text
 
 ParamCheck = Callable[[Mapping[str, Any]], None]
+
+
+def _double(q: Fraction, where: str) -> float:
+    """``q`` as a double, refused when it is 0 or infinite there although ``q`` is not."""
+    try:
+        f = float(q)
+    except OverflowError:
+        f = float("inf")
+    if f in (float("inf"), float("-inf")) or (f == 0 and q != 0):
+        raise ParameterError(f"{where}: {short_text(str(q))} is out of the range of a double")
+    return f
 
 
 def _is_rational_text(s: str) -> bool:
@@ -48,15 +60,12 @@ def coerce_param(mech: str, name: str, value: Any, default: Any) -> Any:
         if isinstance(value, int):
             return value
         if isinstance(value, str):
-            try:
-                return int(value.strip())
-            except ValueError:
-                pass
+            return parse_integer(value, where)
         if isinstance(value, Fraction) and value.denominator == 1:
             return int(value)
-        raise ParameterError(f"{where} must be an integer, got {value!r}")
+        raise ParameterError(f"{where} must be an integer, got {short_text(repr(value))}")
     if isinstance(default, float):
-        return float(exact(value, what=where))
+        return _double(exact(value, what=where), where)
     if isinstance(default, Fraction) or (isinstance(default, str) and _is_rational_text(default)):
         return exact(value, what=where)
     if isinstance(default, str):
@@ -148,7 +157,7 @@ class Mechanism:
             try:
                 self._traces[key] = self._trace(params)
             except (ZeroDivisionError, OverflowError) as e:  # arithmetic on the parameters at trace time
-                shown = ", ".join(f"{k}={v}" for k, v in params.items())
+                shown = ", ".join(f"{k}={short_text(str(v))}" for k, v in params.items())
                 raise ParameterError(f"{self.name} cannot be built with {shown}: {e}") from None
         return self._traces[key]
 

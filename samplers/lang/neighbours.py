@@ -93,14 +93,21 @@ class ReplaceOne(Neighbours):
 
 
 class Custom(Neighbours):
-    """A user predicate ``pred(x, x') -> bool`` (neighbours found by brute force)."""
+    """A user predicate ``pred(x, x') -> bool`` (neighbours found by brute force).
+
+    DP compares neighbours both ways, so the relation is the predicate's symmetric
+    closure: ``x, x'`` are neighbours when ``pred(x, x')`` or ``pred(x', x)``.  (A
+    one-way predicate such as "x' is x minus one" would otherwise let a sweep miss the
+    worse direction and prove DP falsely.)
+    """
 
     def __init__(self, pred: Callable[[Point, Point], bool], name: str = "custom") -> None:
         self._pred = pred
         self.name = name
 
     def contains(self, x: Sequence[int], xp: Sequence[int]) -> bool:
-        return tuple(x) != tuple(xp) and bool(self._pred(tuple(x), tuple(xp)))
+        a, b = tuple(x), tuple(xp)
+        return a != b and (bool(self._pred(a, b)) or bool(self._pred(b, a)))
 
 
 one_differ = OneDiffer()

@@ -21,7 +21,7 @@ import numpy as np
 
 from samplers.errors import BudgetExceeded
 from samplers.lang.ir import Program
-from verifiers.base import Distribution, Event, ExactBackend, Output, output_components
+from verifiers.base import MAX_CACHED_INPUTS, Distribution, Event, ExactBackend, Output, output_components
 from verifiers.bdd.bitblast import (
     DEFAULT_NODE_BUDGET,
     Compiled,
@@ -35,6 +35,7 @@ from verifiers.bdd.wmc import Levels, count
 Law = tuple[Edge, int]  # D * P(o | x) as a WDD edge, and D
 SMALL_EVENT = 16  # up to this many outputs, an event is counted output by output
 MAX_TABLE = 2**26  # entries of a full table (every input bit pattern times every output code)
+MAX_WDD_ENTRIES = 1_000_000  # nodes and memo entries of the laws' manager before a sweep starts it afresh
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,12 @@ class BDDBackend(ExactBackend):
             rename = {ranks[n]: k for k, n in enumerate(self._rank_names)}
             self._joint = (wdd, edge, ranks, rename)
         return self._joint
+
+    def trim(self) -> None:
+        """Start the laws' manager afresh once it holds too much (the joint count is kept)."""
+        if self._compiled is not None and (len(self._laws) > MAX_CACHED_INPUTS or self.wdd.entries() > MAX_WDD_ENTRIES):
+            self._laws.clear()
+            self.wdd = WDD(len(self._output_names))
 
     def prepare_sweep(self) -> None:
         """Every input is wanted: count them all at once (:meth:`joint_law`)."""

@@ -39,7 +39,7 @@ DEFAULT_NODE_BUDGET = 2_000_000
 # budget may be overshot by what the nodes in between build.
 BUDGET_CHECK_EVERY = 256
 # Inside one operation, the conditions of its argument values are combined pairwise;
-# every this many combinations the clock and the node budget are checked.
+# every this many combinations the node budget is checked (the clock before each).
 COMBO_CHECK_EVERY = 1024
 
 
@@ -95,6 +95,7 @@ class Compiled:
             for vmap, values, names in zip(self.output_maps, self.output_values, self.output_bits):
                 part = self.bdd.false
                 for code, v in enumerate(values):
+                    deadline.check("while building the BDD relation")
                     part |= self.bdd.cube({n: bool(code >> k & 1) for k, n in enumerate(reversed(names))}) & vmap[v]
                 rel &= part
             self._relation = rel
@@ -158,6 +159,7 @@ class _Blaster:
         self.reorder = bool(reorder) and self.library == "dd.cudd"
         self.bdd.configure(reordering=self.reorder)
         self.program = cone_order(lower_argmax(program))
+        self.where = f"while bit-blasting {program.name} into a BDD"
         self.budget = node_budget
         self.true, self.false = self.bdd.true, self.bdd.false
         self.noise: dict[str, tuple[int, int]] = {}
@@ -210,6 +212,7 @@ class _Blaster:
             cond, a, b = maps
             c1, c0 = cond.get(1, self.false), cond.get(0, self.false)
             for v in set(a) | set(b):
+                self.tick()
                 out[v] = (c1 & a.get(v, self.false)) | (c0 & b.get(v, self.false))
             return {v: c for v, c in out.items() if c != self.false}
         combos: list[tuple[list[Any], Any]] = [([], None)]  # None: no condition yet (true)
@@ -226,8 +229,9 @@ class _Blaster:
                         nxt.append((vals + [v], cv))
                     else:
                         done += 1
+                        self.tick()
                         if done % COMBO_CHECK_EVERY == 0:
-                            self.check_limits()
+                            self.check_budget()
                         cc = c & cv
                         if cc != self.false:
                             nxt.append((vals + [v], cc))
@@ -250,10 +254,9 @@ class _Blaster:
             maps[a] = self.input_map(self.program.nodes[a].attr)
         return maps[a]
 
-    def check_limits(self) -> None:
-        """The clock (cheap, always) and the node budget (a walk of the unique table)."""
-        deadline.check(f"while bit-blasting {self.program.name} into a BDD")
-        self.check_budget()
+    def tick(self) -> None:
+        """The clock, before each BDD operation (cheap: one operation can take seconds)."""
+        deadline.check(self.where)
 
     def check_budget(self) -> None:
         n = len(self.bdd)
@@ -287,7 +290,7 @@ class _Blaster:
             elif node.op == "draw":
                 maps[i] = self.draw(i, node)
             else:
-                deadline.check(f"while bit-blasting {self.program.name} into a BDD")
+                self.tick()
                 maps[i] = self.apply(node, [self.operand(maps, a) for a in node.args])
             for j in comps.get(i, []):
                 out_values[j], out_bits[j] = self.output(j, maps[i])

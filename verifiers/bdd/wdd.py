@@ -54,6 +54,10 @@ class WDD:
         """Number of nodes (the terminal included)."""
         return len(self.var)
 
+    def entries(self) -> int:
+        """Nodes plus memo entries: what the manager holds in memory."""
+        return len(self.var) + len(self._add_memo) + len(self._ratio_memo) + sum(map(len, self._power_memo.values()))
+
     # -- construction -----------------------------------------------------------------
     def node(self, v: int, low: Edge, high: Edge) -> Edge:
         """The function ``v ? high : low`` (children must not test variables <= v)."""

@@ -39,7 +39,7 @@ from samplers import deadline
 from samplers.errors import UnsupportedByBackend
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
-from verifiers.base import checked_pair, neighbour_pairs, output_order
+from verifiers.base import Progress, checked_pair, neighbour_pairs, output_order, sweep_progress
 from verifiers.continuous.enclosure import ZERO, Enclosure, RatioEnclosure, working_precision
 from verifiers.epsilon import eps_lower, eps_upper
 from verifiers.continuous.linear import Form
@@ -48,6 +48,8 @@ from verifiers.ratio import INF
 from verifiers.continuous.region import probability
 
 MAX_LEVEL = 4
+MAX_CACHED_INPUTS = 4096  # inputs whose paths a sweep keeps (then it starts afresh) ...
+MAX_CACHED_ENCLOSURES = 1 << 18  # ... and region enclosures
 RELATIVE_WIDTH = Fraction(1, 2**40)  # a witness ratio is refined until this relative width
 SymbolicEvent = Callable[[Run], Any]
 Point = tuple[int, ...]
@@ -294,17 +296,36 @@ class ContinuousBackend:
                                       domain=self.program.domain if domain is None else domain)
         return neighbour_pairs(program)
 
-    def global_epsilon(self, precision: float = 1e-3, domain: Domain | None = None) -> GlobalLevel:
-        """The level over every neighbour pair of ``domain`` (default: the declared one), finite outputs."""
-        pairs = list(self.sweep_pairs(domain))
-        levels = {pair: self._pair_level(*pair, precision) for pair in pairs}
-        if not levels:
+    def global_epsilon(self, precision: float = 1e-3, domain: Domain | None = None,
+                       progress: Progress | None = None) -> GlobalLevel:
+        """The level over every neighbour pair of ``domain`` (default: the declared one), finite outputs.
+
+        The pairs are swept lazily, keeping only the best pair, with the time limit checked
+        before each and the per-input caches trimmed after each (:meth:`trim`): memory stays flat.
+        """
+        best: tuple[Point, Point, PairLevel] | None = None
+        hi, pairs, level, decided = Fraction(0), 0, 0, True
+        for x, xp in self.sweep_pairs(domain):
+            deadline.check(f"during the global sweep, after {pairs} neighbour pairs")
+            v = self._pair_level(x, xp, precision)
+            self.trim()
+            pairs, level, decided = pairs + 1, max(level, v.level), decided and v.decided
+            sweep_progress(progress, pairs)
+            hi = max(hi, v.ratio.hi)
+            if best is None or v.ratio.lo > best[2].ratio.lo:
+                best = (x, xp, v)
+        if best is None:
             return GlobalLevel(RatioEnclosure(Fraction(0), Fraction(0)), None, None, None, 0, 0, True, False)
-        best = max(pairs, key=lambda pr: levels[pr].ratio.lo)
-        lo = levels[best].ratio.lo
-        hi = max(v.ratio.hi for v in levels.values())
-        return GlobalLevel(RatioEnclosure(lo, hi), best[0], best[1], levels[best].output, len(pairs),
-                           max(v.level for v in levels.values()), all(v.decided for v in levels.values()), False)
+        x, xp, v = best
+        return GlobalLevel(RatioEnclosure(v.ratio.lo, hi), x, xp, v.output, pairs, level, decided, False)
+
+    def trim(self) -> None:
+        """Forget the per-input paths and enclosures once they pass a size (all together: the
+        enclosures are keyed by the identity of their input's specialisation)."""
+        if len(self._specs) > MAX_CACHED_INPUTS or len(self._enclosures) > MAX_CACHED_ENCLOSURES:
+            self._specs.clear()
+            self._outputs.clear()
+            self._enclosures.clear()
 
 
 __all__ = ["ContinuousBackend", "Decision", "GlobalLevel", "NumericOutputs", "PairLevel", "SymbolicEvent", "WitnessRatio",

@@ -23,8 +23,11 @@ from samplers import deadline
 from samplers.lang.ir import Program
 from verifiers.prover.proof import NoProof, Proof
 
-# rule name -> module implementing attempt() and check()
-RULES: dict[str, str] = {"composition": "verifiers.prover.composition"}
+RULES: dict[str, str] = {  # rule name -> module implementing attempt() and check()
+    "alignment": "verifiers.prover.alignment",
+    "gaussian": "verifiers.prover.gaussian",
+    "composition": "verifiers.prover.composition",
+}
 
 
 def prove(program: Program, eps: Fraction | None = None, *, rules: Sequence[str] | None = None,

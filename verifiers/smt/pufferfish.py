@@ -28,9 +28,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from samplers import catalogue
+from samplers import catalogue, deadline
 from samplers.errors import DomainError, ParameterError, SolverUnknown
 from samplers.lang.ir import Program
+from samplers.numerals import read_error_text
 from samplers.readers import as_int, as_list, as_object, check_depth, parse_json, read_text, short_repr
 from verifiers.epsilon import Bisection, bisect_epsilon
 from verifiers.smt.hmm import HMM, InitialPair, Instance, Param, exact_sum, instance_from_dict, parse_param
@@ -285,6 +286,7 @@ def check_lengths(inst: Instance, c: Fraction, k_max: int, *, k_min: int | None 
         raise ParameterError(f"--k {k_max} is below the model's observation length {k_min}")
     results = []
     for k in range(k_min, k_max + 1):
+        deadline.check(f"checking observation length {k} of {inst.name}")
         results.append(check_instance(inst, c, k=k, **kw))
         if results[-1].status != "holds":
             break
@@ -468,6 +470,8 @@ def _yaml(text: str, where: str) -> Any:
         raise ParameterError(f"{where}: not valid YAML ({str(e).splitlines()[0]})") from None
     except RecursionError:
         raise ParameterError(f"{where}: nested too deeply to read") from None
+    except ValueError as e:  # an integer beyond Python's int-string limit
+        raise ParameterError(f"{where}: cannot read a value ({read_error_text(e)})") from None
     return check_depth(data, where, error=ParameterError)
 
 

@@ -1,0 +1,105 @@
+"""The proof rule by randomness alignment (coupling), for Laplace and exponential noise.
+
+For neighbours ``x, x'`` (difference ``d``) every path of the program gets a shift of
+its draws, ``eta' = eta + a(d)`` (:mod:`verifiers.prover.synthesis`), such that on
+``x'`` with ``eta'`` every decision of the path has the same outcome and every output
+the same value.  Kept outcomes make the map injective across paths and a shift has
+Jacobian 1, so ``P(M(x) in E) <= e^c P(M(x') in E)`` where ``c`` is the largest path
+cost ``sum |a_e| / b_e`` (Laplace scale ``b``; exponential noise: ``a_e / b_e`` with
+``a_e >= 0`` so the draw stays in its support).  Every condition is discharged by z3
+(:mod:`verifiers.prover.conditions`) for every input the differences cover: all of
+``Z^n`` for one_differ / all_differ, the declared domain for replace_one.
+
+``attempt(program, None)`` proves the largest path cost (exact, a Fraction: scales at
+their exact binary value); ``attempt(program, eps)`` proves ``eps`` or says which path
+and which draw or decision stopped it.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from samplers import deadline
+from samplers.lang.exact import fraction_str
+from samplers.lang.ir import Program
+from verifiers.prover.alignment_check import check  # noqa: F401  (the rule's independent checker)
+from verifiers.prover.conditions import Discharger, discharge
+from verifiers.prover.linear import Lin, render
+from verifiers.prover.neighbourhood import differences
+from verifiers.prover.paths import Unsupported, noise_laws, paths
+from verifiers.prover.proof import NoProof, Proof
+from verifiers.prover.synthesis import Stuck, Synthesiser
+
+RULE = "alignment"
+
+
+def shift_json(a: Lin) -> dict[str, Any]:
+    return {"const": fraction_str(a.const), "d": {str(v[1]): fraction_str(k) for v, k in sorted(a.coef.items())}}
+
+
+def _path_label(decisions: dict[int, int]) -> str:
+    return "{" + ", ".join(f"%{k}={v}" for k, v in sorted(decisions.items())) + "}"
+
+
+def synthesise(program: Program, eps: Fraction | None) -> tuple[list[dict], Fraction, Any] | NoProof:
+    """Per path shifts and costs, the proved level and the laws (or why not)."""
+    try:
+        laws = noise_laws(program)
+        diffs = differences(program)
+        gauss = [e for e, (law, _) in laws.items() if law == "gaussian"]
+        if gauss:
+            return NoProof("Gaussian noise: a shift has unbounded privacy loss, no pure eps-DP "
+                           "(the gaussian rule proves (eps, delta))", RULE, f"draw eta_{gauss[0]}")
+        syn = Synthesiser(laws, diffs)
+        found: list[dict] = []
+        worst = Fraction(0)
+        for path in paths(program):
+            try:
+                al = syn.align(path, limit=eps, enough=max(worst, eps or worst))
+            except Stuck as exc:
+                return NoProof(exc.reason, RULE, f"path {_path_label(path.decisions)}: {exc.where}")
+            if eps is not None and al.cost > eps:
+                return NoProof(f"the cheapest alignment found costs {fraction_str(al.cost)} "
+                               f"(~{float(al.cost):.6g}) > {fraction_str(eps)} (~{float(eps):.6g})", RULE,
+                               f"path {_path_label(path.decisions)}")
+            worst = max(worst, al.cost)
+            found.append({"path": path, "shifts": al.shifts, "cost": al.cost})
+    except Unsupported as exc:
+        where = f"node {exc.node}" if exc.node is not None else ""
+        return NoProof(exc.reason, RULE, where)
+    return found, worst, (laws, diffs)
+
+
+def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
+    """Prove ``eps``-DP by alignment (``eps=None``: the smallest level the templates reach)."""
+    result = synthesise(program, eps)
+    if isinstance(result, NoProof):
+        return result
+    found, level, (laws, diffs) = result
+    z = Discharger(diffs)
+    for item in found:
+        deadline.check("while discharging alignment conditions")
+        problem = discharge(item["path"], item["shifts"], laws, level, z)
+        if problem is not None:
+            return NoProof(f"z3 did not confirm the synthesised alignment: {problem}", RULE,
+                           f"path {_path_label(item['path'].decisions)}")
+    evidence = {
+        "covers": diffs.covers(program),
+        "neighbours": program.neighbours.name,
+        "draws": {str(e): {"law": law, "scale": fraction_str(b)} for e, (law, b) in laws.items()},
+        "eps": fraction_str(level),
+        "paths": [{
+            "decisions": {str(k): v for k, v in sorted(item["path"].decisions.items())},
+            "shifts": {str(e): shift_json(a) for e, a in sorted(item["shifts"].items())},
+            "alignment": [f"eta_{e}' = eta_{e} + {render(a)}" for e, a in sorted(item["shifts"].items())]
+            or ["no draw shifted"],
+            "cost": fraction_str(item["cost"]),
+        } for item in found],
+        "z3": {"conditions": z.asked, "distinct_queries": len(z.answers),
+               "answers": sorted(set(z.answers.values()))},
+    }
+    solver = f"z3 {z3.get_version_string()}: unsat to {len(z.answers)} distinct queries ({z.asked} conditions)"
+    return Proof(RULE, program.name, dict(program.params), level, evidence, solver=solver)

@@ -1,0 +1,323 @@
+"""The independent checker of alignment proofs (shares no code with the synthesis).
+
+It reads only the program and the proof's evidence (per path: the outcomes that define
+it and the shift of each draw as ``const + sum_i k_i d_i``, ``d = x - x'``), and checks
+three ways:
+
+1. *Cover*: the paths form a complete decision tree (every outcome of every decision is
+   followed), so every run takes exactly one path.
+2. *Runs*: the IR interpreter (:func:`samplers.lang.ir.evaluate`) runs the program in
+   exact Fractions on random inputs (also outside the declared domain when the proof
+   claims all integers) and random neighbours, with random draws and with small
+   integer / half-integer draws that make comparisons tie; on ``x'`` with the shifted
+   draws the run must take the same path, give the same output, keep exponential
+   draws non-negative, and cost at most eps.
+3. *z3 from scratch*: the whole program is encoded as one z3 term per node for ``x``
+   and for ``x'`` (``If`` for every branch, no path splitting); for each path (all of
+   them up to :data:`Z3_PATHS`, else an evenly spread sample including the first and
+   the last; two for programs past :data:`LARGE` nodes), "the path holds on x, and on
+   x' with the shifted draws the path, an output, the support or the cost bound
+   fails" must be unsat.  Programs past
+   :data:`Z3_NODES` nodes are beyond what z3 answers in time with this plain encoding
+   and are re-checked by 1 and 2 only.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from samplers import deadline
+from samplers.lang.ir import BOTTOM, Program, evaluate
+from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
+
+TRIALS = 80
+Z3_PATHS = 12
+Z3_PATHS_LARGE = 2  # paths re-asked for programs past LARGE nodes (first and last)
+LARGE = 300
+Z3_NODES = 1000
+SHAPED = {"lt", "le", "eq", "ne", "argmax", "min", "max", "abs", "clamp"}
+
+
+def _read(proof: Any) -> tuple[Fraction, list[tuple[dict[int, int], dict[int, tuple[Fraction, dict[int, Fraction]]]]]]:
+    ev = proof.evidence
+    out = []
+    for p in ev["paths"]:
+        dec = {int(k): int(v) for k, v in p["decisions"].items()}
+        shifts = {int(e): (Fraction(s["const"]), {int(i): Fraction(k) for i, k in s["d"].items()})
+                  for e, s in p["shifts"].items()}
+        out.append((dec, shifts))
+    return Fraction(ev["eps"]), out
+
+
+def _outcome(op: str, attr: Any, vals: list[Any], value: Any) -> int:
+    if op in ("lt", "le", "eq", "ne", "argmax"):
+        return int(value)
+    if op == "min":
+        return 0 if vals[0] <= vals[1] else 1
+    if op == "max":
+        return 0 if vals[0] >= vals[1] else 1
+    if op == "abs":
+        return 0 if vals[0] >= 0 else 1
+    lo, hi = attr
+    return 0 if vals[0] < lo else (2 if vals[0] > hi else 1)
+
+
+def run(program: Program, x: list[int], eta: dict[int, Fraction]) -> tuple[tuple, dict[int, int]]:
+    """Outputs and the outcome of every shaped node that could be evaluated."""
+    vals: list[Any] = []
+    outcomes: dict[int, int] = {}
+    for i, n in enumerate(program.nodes):
+        if n.op == "input":
+            v: Any = Fraction(x[n.attr])
+        elif i in eta:
+            v = eta[i]
+        elif n.op == "const":
+            v = n.attr if n.attr is BOTTOM else Fraction(n.attr)
+        else:
+            args = [vals[a] for a in n.args]
+            if n.op == "ite":
+                v = args[1] if args[0] else args[2]
+            else:
+                v = evaluate(n.op, n.attr, args)
+                if n.op in SHAPED:
+                    outcomes[i] = _outcome(n.op, n.attr, args, v)
+        vals.append(v)
+    return tuple(vals[o] for o in program.outputs), outcomes
+
+
+def _shift(s: tuple[Fraction, dict[int, Fraction]], d: list[int]) -> Fraction:
+    return s[0] + sum((k * d[i] for i, k in s[1].items()), Fraction(0))
+
+
+def _laws(program: Program) -> dict[int, tuple[str, Fraction]]:
+    return {i: (n.op, Fraction(n.attr)) for i, n in enumerate(program.nodes)
+            if n.op in ("laplace", "exponential", "gaussian")}
+
+
+def _neighbour(program: Program, x: list[int], rng: random.Random) -> list[int]:
+    rel, dom = program.neighbours, program.domain
+    xp = list(x)
+    if isinstance(rel, AllDiffer):
+        while xp == x:
+            xp = [v + rng.randint(-rel.sensitivity, rel.sensitivity) for v in x]
+    elif isinstance(rel, OneDiffer):
+        i = rng.randrange(len(x))
+        xp[i] = x[i] + rng.choice([1, -1]) * rng.randint(1, rel.sensitivity)
+    elif isinstance(rel, ReplaceOne):
+        i = rng.randrange(len(x))
+        choices = [v for v in range(dom.lo[i], dom.hi[i] + 1) if v != x[i]]
+        xp[i] = rng.choice(choices) if choices else x[i]
+    return xp
+
+
+def _draw(law: str, scale: Fraction, rng: random.Random, boundary: bool) -> Fraction:
+    if boundary:
+        v = Fraction(rng.randint(-6, 6), 2)
+        return abs(v) if law == "exponential" else v
+    if law == "exponential":
+        return Fraction(rng.expovariate(1 / float(scale)))
+    return Fraction(rng.choice([-1, 1]) * rng.expovariate(1 / float(scale)))
+
+
+def check_runs(program: Program, eps: Fraction, paths: list, seed: int = 0) -> str | None:
+    rng = random.Random(seed)
+    laws = _laws(program)
+    dom = program.domain
+    beyond = not isinstance(program.neighbours, ReplaceOne)
+    index: dict[frozenset, int] = {frozenset(dec.items()): k for k, (dec, _) in enumerate(paths)}
+    keysets = {frozenset(dec) for dec, _ in paths}
+    for trial in range(TRIALS):
+        deadline.check("while re-running an alignment proof")
+        pad = 5 if beyond and trial % 3 == 0 else 0
+        x = [rng.randint(l - pad, h + pad) for l, h in zip(dom.lo, dom.hi)]
+        xp = _neighbour(program, x, rng)
+        if xp == x:
+            continue
+        d = [a - b for a, b in zip(x, xp)]
+        eta = {e: _draw(law, b, rng, trial % 2 == 1) for e, (law, b) in laws.items()}
+        out, outcomes = run(program, x, eta)
+        k = next((index[key] for ks in keysets
+                  if (key := frozenset((n, outcomes.get(n)) for n in ks)) in index), None)
+        if k is None:
+            return f"x={x}, draws {eta}: the run takes no path of the proof"
+        dec, shifts = paths[k]
+        etap = {e: v + (_shift(shifts[e], d) if e in shifts else 0) for e, v in eta.items()}
+        if any(laws[e][0] == "exponential" and etap[e] < 0 for e in etap):
+            return f"x={x}, x'={xp}: a shifted exponential draw is negative"
+        outp, outcomesp = run(program, xp, etap)
+        if any(outcomesp.get(n) != v for n, v in dec.items()):
+            return f"x={x}, x'={xp}: the shifted run leaves path {k}"
+        if outp != out:
+            return f"x={x}, x'={xp}: outputs differ ({out} vs {outp})"
+        cost = sum((abs(_shift(s, d)) / laws[e][1] for e, s in shifts.items()), Fraction(0))
+        if cost > eps:
+            return f"x={x}, x'={xp}: path {k} costs {cost} > {eps}"
+    return None
+
+
+class _Encoder:
+    """z3 terms for every node on one side: (is_bottom, value, outcome)."""
+
+    def __init__(self, program: Program, xs: list, eta: dict[int, Any], tag: str) -> None:
+        self.tag = tag
+        self.facts: list[Any] = []  # definitions of fresh variables
+        self.wins: dict[int, list[Any]] = {}  # argmax node -> "index k wins" formulas
+        self.bot: list[Any] = []
+        self.val: list[Any] = []
+        self.outcome: dict[int, Any] = {}
+        for i, n in enumerate(program.nodes):
+            b, v = self._node(i, n, xs, eta)
+            self.bot.append(b)
+            self.val.append(v)
+
+    def _node(self, i: int, n: Any, xs: list, eta: dict[int, Any]) -> tuple[Any, Any]:
+        F = z3.BoolVal(False)
+        if n.op == "input":
+            return F, z3.ToReal(xs[n.attr])
+        if i in eta:
+            return F, eta[i]
+        if n.op == "const":
+            return (z3.BoolVal(True), z3.RealVal(0)) if n.attr is BOTTOM else (F, z3.RealVal(Fraction(n.attr)))
+        a = [self.val[k] for k in n.args]
+        one, zero = z3.RealVal(1), z3.RealVal(0)
+        op = n.op
+        if op == "ite":
+            c = a[0] != 0
+            return z3.simplify(z3.If(c, self.bot[n.args[1]], self.bot[n.args[2]])), z3.If(c, a[1], a[2])
+        if any(not z3.is_false(self.bot[k]) for k in n.args):
+            raise ValueError(f"node {i} ({op}) may read BOTTOM: the checker's encoding has no such value")
+        simple = {"add": lambda: a[0] + a[1], "sub": lambda: a[0] - a[1], "mul": lambda: a[0] * a[1],
+                  "neg": lambda: -a[0], "lt": lambda: z3.If(a[0] < a[1], one, zero),
+                  "le": lambda: z3.If(a[0] <= a[1], one, zero), "eq": lambda: z3.If(a[0] == a[1], one, zero),
+                  "ne": lambda: z3.If(a[0] != a[1], one, zero),
+                  "and": lambda: z3.If(z3.And(a[0] != 0, a[1] != 0), one, zero),
+                  "or": lambda: z3.If(z3.Or(a[0] != 0, a[1] != 0), one, zero),
+                  "xor": lambda: z3.If(z3.Xor(a[0] != 0, a[1] != 0), one, zero),
+                  "not": lambda: z3.If(a[0] == 0, one, zero)}
+        if op in simple:
+            v = simple[op]()
+            if op in ("lt", "le", "eq", "ne"):
+                self.outcome[i] = v
+            return F, v
+        if op == "argmax":  # a fresh index pinned by "index k wins" for each k (linear size)
+            idx = z3.Real(f"argmax{i}_{self.tag}")
+            wins = [z3.And([a[k] > a[j] if j < k else a[k] >= a[j] for j in range(len(a)) if j != k])
+                    for k in range(len(a))]
+            self.facts += [z3.Implies(w, idx == k) for k, w in enumerate(wins)]
+            self.outcome[i] = idx
+            self.wins[i] = wins
+            return F, idx
+        if op in ("min", "max"):
+            first = a[0] <= a[1] if op == "min" else a[0] >= a[1]
+            self.outcome[i] = z3.If(first, zero, one)
+            return F, z3.If(first, a[0], a[1])
+        if op == "abs":
+            self.outcome[i] = z3.If(a[0] >= 0, zero, one)
+            return F, z3.If(a[0] >= 0, a[0], -a[0])
+        if op == "clamp":
+            lo, hi = (z3.RealVal(Fraction(v)) for v in n.attr)
+            self.outcome[i] = z3.If(a[0] < lo, zero, z3.If(a[0] > hi, z3.RealVal(2), one))
+            return F, z3.If(a[0] < lo, lo, z3.If(a[0] > hi, hi, a[0]))
+        raise ValueError(f"the checker has no z3 encoding of {op}")
+
+
+def _related(program: Program, xs: list, xps: list) -> Any:
+    rel, dom = program.neighbours, program.domain
+    differ = [x != y for x, y in zip(xs, xps)]
+    if isinstance(rel, AllDiffer):
+        s = rel.sensitivity
+        return z3.And(z3.Or(differ), *[z3.And(x - y <= s, y - x <= s) for x, y in zip(xs, xps)])
+    count = z3.PbEq([(c, 1) for c in differ], 1)
+    if isinstance(rel, OneDiffer):
+        s = rel.sensitivity
+        return z3.And(count, *[z3.And(x - y <= s, y - x <= s) for x, y in zip(xs, xps)])
+    inside = [z3.And(v >= l, v <= h) for vs in (xs, xps) for v, l, h in zip(vs, dom.lo, dom.hi)]
+    return z3.And(count, *inside)
+
+
+def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
+    n = program.domain.size
+    laws = _laws(program)
+    xs = [z3.Int(f"x{i}") for i in range(n)]
+    xps = [z3.Int(f"xp{i}") for i in range(n)]
+    eta = {e: z3.Real(f"eta{e}") for e in laws}
+    side = _Encoder(program, xs, eta, "x")
+    support = [eta[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"]
+
+    def holds(enc: _Encoder, dec: dict[int, int]) -> Any:
+        return z3.And([enc.wins[k][v] if k in enc.wins else enc.outcome[k] == v for k, v in dec.items()])
+
+    picks = list(range(len(paths)))
+    many = Z3_PATHS if len(program.nodes) <= LARGE else Z3_PATHS_LARGE
+    if len(picks) > many:
+        step = (len(paths) - 1) / (many - 1)
+        picks = sorted({round(i * step) for i in range(many)})
+    for k in picks:
+        deadline.check("while re-asking z3 about an alignment proof")
+        dec, shifts = paths[k]
+        if any(node not in side.outcome for node in dec):
+            return f"path {k} names a node that makes no decision"
+        d = [x - y for x, y in zip(xs, xps)]
+        amount = {e: z3.RealVal(s[0]) + z3.Sum([z3.RealVal(c) * z3.ToReal(d[i]) for i, c in s[1].items()] or [z3.RealVal(0)])
+                  for e, s in shifts.items()}
+        etap = {e: eta[e] + amount.get(e, z3.RealVal(0)) for e in laws}
+        other = _Encoder(program, xps, etap, "xp")
+        same = [z3.And(side.bot[o] == other.bot[o], z3.Or(side.bot[o], side.val[o] == other.val[o]))
+                for o in program.outputs]
+        cost = z3.Sum([z3.If(a >= 0, a, -a) / z3.RealVal(laws[e][1]) for e, a in amount.items()] or [z3.RealVal(0)])
+        good = z3.And(holds(other, dec), *same, cost <= z3.RealVal(eps),
+                      *[etap[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"])
+        solver = z3.Solver()
+        solver.set("timeout", 60_000)
+        solver.add(_related(program, xs, xps), *side.facts, *other.facts, holds(side, dec), *support, z3.Not(good))
+        ans = solver.check()
+        if ans != z3.unsat:
+            return f"path {k}: z3 answered {ans} (expected unsat) to 'the alignment fails'"
+    return None
+
+
+def _arity(program: Program, node: int) -> int:
+    n = program.nodes[node]
+    return len(n.args) if n.op == "argmax" else (3 if n.op == "clamp" else 2)
+
+
+def check_cover(program: Program, paths: list) -> str | None:
+    """The paths form a complete decision tree: some decision every path names, each of
+    its outcomes followed by paths that again cover, down to a single path.  Each
+    decision's outcomes exhaust its possible values, so every run takes exactly one path."""
+    pending = [([dec for dec, _ in paths], {})]
+    while pending:
+        group, fixed = pending.pop()
+        rest = [{k: v for k, v in dec.items() if k not in fixed} for dec in group]
+        if len(group) == 1 and not rest[0]:
+            continue
+        common = set.intersection(*(set(r) for r in rest)) if rest else set()
+        if not common:
+            return f"after outcomes {fixed} the paths name no common decision: cannot confirm they cover"
+        node = min(common)
+        if program.nodes[node].op not in SHAPED:
+            return f"node {node} makes no decision"
+        for o in range(_arity(program, node)):
+            sub = [dec for dec, r in zip(group, rest) if r[node] == o]
+            if not sub:
+                return f"no path of the proof follows %{node} = {o} after {fixed}"
+            pending.append((sub, {**fixed, node: o}))
+    return None
+
+
+def check(program: Program, proof: Any) -> str | None:
+    """None when both the runs and z3 confirm the alignment proof, else what failed."""
+    eps, paths = _read(proof)
+    if proof.eps != eps:
+        return f"the proof claims {proof.eps} but its evidence proves {eps}"
+    try:
+        problem = check_cover(program, paths) or check_runs(program, eps, paths)
+        if problem is None and len(program.nodes) <= Z3_NODES:
+            problem = check_z3(program, eps, paths)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        return f"the checker cannot run or encode the program: {exc}"
+    return problem

@@ -1,0 +1,187 @@
+"""The verification conditions of a synthesised alignment, discharged by z3.
+
+For each path and its shifts ``a_e(d)``, with ``x' = x - d`` and ``d`` ranging over the
+neighbour differences (:mod:`verifiers.prover.neighbourhood`), z3 must answer *unsat* to:
+
+* output ``k``: ``g(x, eta) != g(x', eta + a)``;
+* constraint ``g rel 0``: ``g(x, eta) rel 0 and not g(x', eta + a) rel 0``;
+* exponential draw: ``eta >= 0 and eta + a < 0``;
+* cost: ``sum_e |a_e| / b_e > eps`` (for one_differ / replace_one one query per
+  differing coordinate, ``d = t e_j``; for all_differ one query over the box).
+
+After the template is fixed these are quantifier-free linear integer/real arithmetic.
+Queries are put in a canonical form (variables renamed in order of appearance) and
+asked once per form: the n paths of noisy max or the comparisons of sparse vector
+repeat a handful of shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Any
+
+import z3
+
+from samplers import deadline
+from verifiers.prover.linear import Lin
+from verifiers.prover.neighbourhood import Differences
+from verifiers.prover.paths import Path
+
+QUERY_TIMEOUT_MS = 10_000
+
+
+class Canon:
+    """Renames variables of each kind to 0, 1, ... in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.names: dict[tuple[str, int], tuple[str, int]] = {}
+        self.count: dict[str, int] = {}
+
+    def form(self, f: Lin) -> tuple:
+        out = []
+        for v, k in f.coef.items():
+            if v not in self.names:
+                self.names[v] = (v[0], self.count.get(v[0], 0))
+                self.count[v[0]] = self.count.get(v[0], 0) + 1
+            out.append((self.names[v], k))
+        return (f.const, tuple(sorted(out)))
+
+    def originals(self, kind: str) -> list[int]:
+        return [v[1] for v, r in sorted(self.names.items(), key=lambda t: t[1]) if v[0] == kind]
+
+
+def _term(spec: tuple, env: dict) -> Any:
+    const, coefs = spec
+    out: Any = z3.RealVal(const)
+    for v, k in coefs:
+        out = out + z3.RealVal(k) * env[v]
+    return out
+
+
+def _rel(term: Any, rel: str) -> Any:
+    return {">=": term >= 0, ">": term > 0, "==": term == 0, "!=": term != 0}[rel]
+
+
+class Discharger:
+    """Asks z3 each distinct condition once; records how many were asked and answered."""
+
+    def __init__(self, diffs: Differences) -> None:
+        self.diffs = diffs
+        self.answers: dict[tuple, str] = {}
+        self.asked = 0
+
+    def _diff_vars(self, canon: Canon, env: dict, solver: z3.Solver) -> None:
+        """``d`` ranges over the neighbour differences, projected on the coordinates used."""
+        coords = canon.originals("d")
+        ds = [env[("d", i)] for i in range(len(coords))]
+        for d, j in zip(ds, coords):
+            solver.add(d >= -self.diffs.bound[j], d <= self.diffs.bound[j])
+        nonzero = [z3.If(d != 0, 1, 0) for d in ds]
+        full = len(coords) == self.diffs.n
+        if self.diffs.kind == "all":
+            if full and ds:
+                solver.add(z3.Or([d != 0 for d in ds]))
+        elif ds:
+            solver.add(z3.Sum(nonzero) == 1 if full else z3.Sum(nonzero) <= 1)
+
+    def _ask(self, key: tuple, build) -> str:
+        self.asked += 1
+        if key not in self.answers:
+            deadline.check("while discharging alignment conditions with z3")
+            solver = z3.Solver()
+            solver.set("timeout", QUERY_TIMEOUT_MS)
+            build(solver)
+            self.answers[key] = str(solver.check())
+        return self.answers[key]
+
+    def _env(self, canon: Canon) -> dict:
+        env = {}
+        for (kind, i) in canon.names.values():
+            env[(kind, i)] = z3.Int(f"{kind}{i}") if kind in "xd" else z3.Real(f"{kind}{i}")
+        return env
+
+    def changed(self, form: Lin, shifts: dict[int, Lin], rel: str | None) -> str:
+        """Output (``rel`` None) or constraint condition for one form."""
+        canon = Canon()
+        g = canon.form(form)
+        primed = canon.form(form.substitute(
+            {**{v: Lin.var(v) - Lin.var(("d", v[1])) for v in form.vars_of("x")},
+             **{v: Lin.var(v) + shifts.get(v[1], Lin()) for v in form.vars_of("e")}}))
+        key = ("form", rel, g, primed, tuple(self.diffs.bound[j] for j in canon.originals("d")),
+               len(canon.originals("d")) == self.diffs.n, self.diffs.kind)
+
+        def build(solver: z3.Solver) -> None:
+            env = self._env(canon)
+            self._diff_vars(canon, env, solver)
+            a, b = _term(g, env), _term(primed, env)
+            solver.add(a != b if rel is None else z3.And(_rel(a, rel), z3.Not(_rel(b, rel))))
+        return self._ask(key, build)
+
+    def support(self, shift: Lin) -> str:
+        canon = Canon()
+        a = canon.form(shift)
+        key = ("support", a, tuple(self.diffs.bound[j] for j in canon.originals("d")),
+               len(canon.originals("d")) == self.diffs.n, self.diffs.kind)
+
+        def build(solver: z3.Solver) -> None:
+            env = self._env(canon)
+            self._diff_vars(canon, env, solver)
+            eta = z3.Real("eta")
+            solver.add(eta >= 0, eta + _term(a, env) < 0)
+        return self._ask(key, build)
+
+    def cost(self, terms: list[tuple[Lin, Fraction]], eps: Fraction) -> Iterable[str]:
+        """Answers for ``sum w |a| > eps`` over the differences (several queries when split)."""
+        if self.diffs.kind == "all":
+            yield self._cost_query(terms, eps, None)
+            return
+        touching: dict[int, list[tuple[Lin, Fraction]]] = {}
+        for f, w in terms:
+            for v in f.coef:
+                touching.setdefault(v[1], []).append((f, w))
+        if len(touching) < self.diffs.n:  # a coordinate none of the shifts reads differs
+            yield self._cost_query([(Lin(f.const), w) for f, w in terms], eps, None)
+        constant = sum((w * abs(f.const) for f, w in terms), Fraction(0))
+        for j, ts in touching.items():  # d = t e_j: the other shifts are at their constants
+            rest = constant - sum((w * abs(f.const) for f, w in ts), Fraction(0))
+            yield self._cost_query([(Lin(f.const, {("d", j): f.coef[("d", j)]}), w) for f, w in ts]
+                                   + [(Lin(rest), Fraction(1))], eps, j)
+
+    def _cost_query(self, terms: list[tuple[Lin, Fraction]], eps: Fraction, coord: int | None) -> str:
+        canon = Canon()
+        specs = tuple(sorted((canon.form(f), w) for f, w in terms if f.coef or f.const))
+        bounds = tuple(self.diffs.bound[j] for j in canon.originals("d"))
+        full = len(canon.originals("d")) == self.diffs.n
+        key = ("cost", specs, eps, bounds, full, self.diffs.kind, coord is None)
+
+        def build(solver: z3.Solver) -> None:
+            env = self._env(canon)
+            if coord is None or self.diffs.kind == "all":
+                self._diff_vars(canon, env, solver)
+            else:  # d = t e_coord, t != 0
+                for i, b in enumerate(bounds):
+                    solver.add(env[("d", i)] >= -b, env[("d", i)] <= b, env[("d", i)] != 0)
+            total = z3.Sum([z3.RealVal(w) * z3.If(_term(s, env) >= 0, _term(s, env), -_term(s, env))
+                            for s, w in specs]) if specs else z3.RealVal(0)
+            solver.add(total > z3.RealVal(eps))
+        return self._ask(key, build)
+
+
+def discharge(path: Path, shifts: dict[int, Lin], laws: dict[int, tuple[str, Fraction]],
+              eps: Fraction, z: Discharger) -> str | None:
+    """None when z3 answers unsat to every condition of the path, else the first failure."""
+    for k, out in enumerate(path.outputs):
+        if isinstance(out, Lin) and out.coef and (ans := z.changed(out, shifts, None)) != "unsat":
+            return f"output {k}: z3 answered {ans} to 'the output changes'"
+    for c in path.constraints:
+        if (ans := z.changed(c.form, shifts, c.rel)) != "unsat":
+            return f"decision %{c.node} ({c.form} {c.rel} 0): z3 answered {ans} to 'its outcome flips'"
+    for e, a in shifts.items():
+        if laws[e][0] == "exponential" and (ans := z.support(a)) != "unsat":
+            return f"draw eta_{e}: z3 answered {ans} to 'the shift leaves the support'"
+    terms = [(a, 1 / laws[e][1]) for e, a in shifts.items()]
+    for ans in z.cost(terms, eps):
+        if ans != "unsat":
+            return f"cost: z3 answered {ans} to 'the cost exceeds {eps}'"
+    return None
