@@ -42,6 +42,7 @@ from samplers.lang.domain import Domain
 from samplers.lang.neighbours import Neighbours, all_differ, one_differ, replace_one
 from samplers.library_draws import BatchState, batch_agrees, chunk_seed, chunked
 
+
 class MissingLibrary(ParameterError):
     """The optional library behind a black-box mechanism is not installed."""
 

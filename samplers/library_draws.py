@@ -82,7 +82,7 @@ def batch_agrees(randomise: Callable[[np.random.RandomState], Any], n: int = 64,
     state = BatchState(seed, n)
     try:
         out = np.asarray(randomise(state))
-    except Exception:  # the library's code does not run on arrays (a branch on a draw, ...)
+    except Exception:  # noqa: BLE001  the library's code does not run on arrays (a branch on a draw, ...)
         return False
     if out.shape != (n,) or not state.handed:
         return False
@@ -90,7 +90,7 @@ def batch_agrees(randomise: Callable[[np.random.RandomState], Any], n: int = 64,
         replay = ReplayState(state.handed, i)
         try:
             alone = randomise(replay)
-        except Exception:  # _Differs: other draws than the batch handed out
+        except Exception:  # noqa: BLE001  _Differs: other draws than the batch handed out
             return False
         if replay._queue or np.asarray(alone).shape != () or float(alone) != float(out[i]):
             return False
@@ -102,7 +102,7 @@ def chunk_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([int(seed), index]).generate_state(1, np.uint32)[0])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def workers() -> int:
     """Worker processes for chunked draws: the machine's cores."""
     import joblib

@@ -9,8 +9,9 @@ once under :func:`tracing` records every operation into a :class:`Builder`; Pyth
 from __future__ import annotations
 
 import threading
+from contextlib import AbstractContextManager
 from fractions import Fraction
-from typing import Any, ContextManager, Sequence
+from typing import Any, Sequence
 
 from samplers.errors import LanguageError
 from samplers.lang import noise
@@ -29,7 +30,7 @@ def _builder() -> Builder:
     return b
 
 
-def tracing(builder: Builder) -> ContextManager[Builder]:
+def tracing(builder: Builder) -> AbstractContextManager[Builder]:
     """Make ``builder`` the target of language operations for the duration."""
     return scoped(_state, "builder", builder)
 

@@ -17,8 +17,9 @@ path sees independent draws with the laws its code asked for.
 from __future__ import annotations
 
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Callable, ContextManager
+from typing import Any, Callable
 
 from samplers.errors import TooManyPaths
 from samplers.lang.builder import Builder
@@ -121,7 +122,7 @@ class Driver:
                 self._replay = nxt
 
 
-def driving(driver: Driver) -> ContextManager[Driver]:
+def driving(driver: Driver) -> AbstractContextManager[Driver]:
     """Make ``driver`` the one symbolic conditions ask while the block runs."""
     return scoped(_state, "driver", driver)
 
