@@ -144,6 +144,13 @@ def test_certify_rebuilds_the_inputs_the_witness_was_found_with(capsys, folder):
     assert code == 0, err
     cert = json.loads(out)
     assert cert["ratio"] == "3" and cert["witness"]["inputs"] == witness["inputs"]
+    code, out, err = run(capsys, "estimate", f"{folder}/algorithms.py:rr", "--size", "3", "--domain", "0..1",
+                         "--neighbours", "replace_one", "--samples", "100000", "--json")
+    assert code == 0, err
+    (folder / "e.json").write_text(out)  # a tester's result: its witness is an exported attack
+    code, out, err = run(capsys, "certify", str(folder / "e.json"), "--json")
+    assert code == 0, err
+    assert json.loads(out)["witness"]["inputs"]["size"] == 3
     (folder / "w.json").write_text(json.dumps({**witness, "inputs": {"size": 3, "domain": "0..1"}}))
     code, out, err = run(capsys, "certify", str(folder / "w.json"))
     assert code == 2 and "domain must be [lo, hi]" in err
