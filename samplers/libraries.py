@@ -60,8 +60,6 @@ Draw = Callable[[tuple[int, ...], int, int], Any]  # (x, n, seed) -> n outputs
 class LibraryBox(BlackBox):
     """A library mechanism: ``draw(x, n, seed)`` here, or chunked over the cores when ``parallel``."""
 
-    batch = 1 << 16
-
     def __init__(self, draw: Draw, *, name: str, domain: Domain, neighbours: Neighbours, params: Mapping[str, Any],
                  parallel: bool, claimed_eps: float | None, **claims: float) -> None:
         super().__init__(name, domain, neighbours, params)
