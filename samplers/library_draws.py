@@ -22,9 +22,12 @@ Two tools for :mod:`samplers.libraries`:
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from samplers.errors import ParameterError
 
 CHUNK = 8192  # draws per parallel task
 _BATCHED = ("random", "standard_normal")  # RandomState methods a BatchState draws n at a time
@@ -102,12 +105,24 @@ def chunk_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([int(seed), index]).generate_state(1, np.uint32)[0])
 
 
+WORKERS_ENV = "DPHYBRID_LIBRARY_WORKERS"
+
+
 @functools.cache
 def workers() -> int:
-    """Worker processes for chunked draws: the machine's cores."""
+    """Worker processes for chunked draws: ``$DPHYBRID_LIBRARY_WORKERS``, else the machine's cores.
+
+    On a machine whose cores other work already keeps busy, extra processes only add
+    overhead (docs/libraries.md); 1 draws every chunk in the calling process.
+    """
     import joblib
 
-    return max(1, joblib.cpu_count())
+    text = os.environ.get(WORKERS_ENV)
+    if text is None:
+        return max(1, joblib.cpu_count())
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ParameterError(f"{WORKERS_ENV} must be a positive integer, got {text!r}")
+    return int(text)
 
 
 def chunked(draw: Callable[[int, int], np.ndarray], task: Callable[[int, int], Any] | None, n: int,

@@ -125,6 +125,20 @@ def test_chunks_do_not_depend_on_the_workers(monkeypatch):
     assert (box.sample((1,), 3 * draws.CHUNK + 5, 11) == here).all()
 
 
+def test_workers_from_the_environment(monkeypatch):
+    import samplers.library_draws as draws
+
+    for text, want in (("1", 1), ("3", 3), ("0", None), ("two", None)):
+        draws.workers.cache_clear()
+        monkeypatch.setenv(draws.WORKERS_ENV, text)
+        if want is None:
+            with pytest.raises(ParameterError, match=draws.WORKERS_ENV):
+                draws.workers()
+        else:
+            assert draws.workers() == want
+    draws.workers.cache_clear()
+
+
 def _exponential_level(eps: float, k: int) -> float:
     """The exponential mechanism's exact level on utilities {0,1}^k moving by 1 (all_differ), by brute force."""
     pts = list(itertools.product((0, 1), repeat=k))
