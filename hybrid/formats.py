@@ -127,6 +127,13 @@ def witness_to_json(mechanism: str, params: Mapping[str, Any], x: Any, x_prime: 
     }
 
 
+def inputs_to_json(program: Any) -> dict[str, Any]:
+    """``{"inputs": {size, domain, neighbours}}`` for a traced plain function, else ``{}``: a witness
+    carries the inputs its function was traced with (a catalogue mechanism declares its own)."""
+    inputs = getattr(program, "_meta", {}).get("inputs")
+    return {"inputs": dict(inputs)} if inputs else {}
+
+
 def json_safe(v: Any) -> Any:
     """``v`` with every float infinity as ``"inf"`` / ``"-inf"`` and NaN as ``None`` (valid JSON)."""
     if isinstance(v, float):

@@ -130,3 +130,30 @@ def test_testers_take_the_function():
 
     mech = statdp(_rr, size=1, domain=(0, 1), neighbours="replace_one")
     assert statdp_test(mech, 0.5, samples=20_000, seed=0).extra["violation"] is True  # true eps ln 3
+
+
+def test_certify_rebuilds_the_inputs_the_witness_was_found_with(capsys, folder):
+    code, out, err = run(capsys, "search", f"{folder}/algorithms.py:rr", "--size", "3", "--domain", "0..1",
+                         "--neighbours", "replace_one", "--json")
+    assert code == 0, err
+    witness = json.loads(out)["witness"]
+    assert witness["inputs"] == {"size": 3, "domain": [0, 1], "neighbours": "replace_one"}
+    assert len(witness["x"]) == 3  # not the default size 5
+    (folder / "w.json").write_text(json.dumps(witness))
+    code, out, err = run(capsys, "certify", str(folder / "w.json"), "--json")
+    assert code == 0, err
+    cert = json.loads(out)
+    assert cert["ratio"] == "3" and cert["witness"]["inputs"] == witness["inputs"]
+    code, out, err = run(capsys, "estimate", f"{folder}/algorithms.py:rr", "--size", "3", "--domain", "0..1",
+                         "--neighbours", "replace_one", "--samples", "100000", "--json")
+    assert code == 0, err
+    (folder / "e.json").write_text(out)  # a tester's result: its witness is an exported attack
+    code, out, err = run(capsys, "certify", str(folder / "e.json"), "--json")
+    assert code == 0, err
+    assert json.loads(out)["witness"]["inputs"]["size"] == 3
+    (folder / "w.json").write_text(json.dumps({**witness, "inputs": {"size": 3, "domain": "0..1"}}))
+    code, out, err = run(capsys, "certify", str(folder / "w.json"))
+    assert code == 2 and "domain must be [lo, hi]" in err
+    (folder / "w.json").write_text(json.dumps({**witness, "mechanism": "rr"}))
+    code, out, err = run(capsys, "certify", str(folder / "w.json"))
+    assert code == 2 and "inputs apply to a file.py:alg" in err

@@ -44,6 +44,7 @@ from hybrid.testers.event_json import event_from_json
 from hybrid.testers.events import Event, Product, SetEvent, Threshold
 from hybrid.testers.features import IDENTITY, Feature
 from hybrid.formats import eps_value, output_from_json, output_to_json, params_to_json, value_to_json
+from samplers.plain import is_function_spec
 from samplers.plain import resolve as resolve_mechanism
 from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.exact import fraction_str
@@ -95,7 +96,8 @@ def _holds(r: Any, eps: float | None) -> bool | None:
 def _verdict_json(w: Witness, backend: str) -> dict[str, Any]:
     return {"mechanism": w.mechanism.name, "params": params_to_json(w.params), "source": w.source,
             "witness": {"mechanism": w.mechanism.name, "params": params_to_json(w.params),
-                        "x": list(w.x), "x_prime": list(w.x_prime), "event": w.event_json},
+                        "x": list(w.x), "x_prime": list(w.x_prime), "event": w.event_json,
+                        **({"inputs": w.mechanism.inputs_json()} if hasattr(w.mechanism, "inputs_json") else {})},
             "claimed_eps": value_to_json(w.claimed_eps), "certified": True, "backend": backend}
 
 
@@ -160,10 +162,30 @@ class EnclosedCertificate:
         }
 
 
-def _mechanism(name: Any) -> Mechanism:
+INPUT_KEYS = ("size", "domain", "neighbours")
+
+
+def _mechanism(name: Any, inputs: Any = None) -> Mechanism:
+    """The named mechanism; a plain function rebuilt with the witness's ``inputs`` (size, domain, neighbours)."""
     if not isinstance(name, str):
         raise WitnessFileError(f"the mechanism must be a name, got {short_repr(name)}")
-    return resolve_mechanism(name)  # a catalogue name, or a plain function's module:alg / file.py:alg
+    if inputs is None:
+        return resolve_mechanism(name)  # a catalogue name, or a plain function's module:alg / file.py:alg
+    if not is_function_spec(name):
+        raise WitnessFileError(f"inputs apply to a file.py:alg or module:alg function; {name} declares its own")
+    if not isinstance(inputs, dict) or set(inputs) - set(INPUT_KEYS):
+        raise WitnessFileError(f"witness inputs must be an object with keys among {', '.join(INPUT_KEYS)}, "
+                               f"got {short_repr(inputs)}")
+    settings = dict(inputs)
+    if "domain" in settings:
+        dom = settings["domain"]
+        if not (isinstance(dom, list) and len(dom) == 2):
+            raise WitnessFileError(f"witness inputs: domain must be [lo, hi], got {short_repr(dom)}")
+        settings["domain"] = tuple(dom)
+    try:
+        return resolve_mechanism(name, **settings)
+    except ParameterError as e:
+        raise WitnessFileError(f"witness inputs: {e}") from None
 
 
 def _coordinate(a: Any) -> int:
@@ -218,7 +240,7 @@ def _own_witness(d: Mapping[str, Any], claimed: float | None) -> Witness:
     for key in ("mechanism", "x", "x_prime", "event"):
         if key not in d:
             raise WitnessFileError(f"witness lacks {key!r}")
-    mech = _mechanism(d["mechanism"])
+    mech = _mechanism(d["mechanism"], d.get("inputs"))
     params = d.get("params", {})
     if not isinstance(params, dict):
         raise WitnessFileError("witness params must be an object")

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hybrid.formats import output_to_json, params_to_json, value_to_json
+from hybrid.formats import inputs_to_json, output_to_json, params_to_json, value_to_json
 from hybrid.inputs import Pair, coordinate_moves, pattern_pairs, random_pair
 from hybrid.seeds import derive_seed
 from hybrid.searcher.budget import Budget
@@ -198,7 +198,7 @@ class Search:
     def _witness(self, program: Program, pair: Pair, event: list[Any]) -> dict[str, Any]:
         return {"mechanism": program.name, "params": params_to_json(program.param_dict),
                 "x": list(pair.x), "x_prime": list(pair.x_prime),
-                "event": [output_to_json(o) for o in event]}
+                "event": [output_to_json(o) for o in event], **inputs_to_json(program)}
 
     # -- stages ----------------------------------------------------------------------------
     def propose(self, sampler: Any) -> tuple[list[Pair], Any]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from hybrid.testers.events import Event
-from hybrid.formats import params_to_json, value_to_json
+from hybrid.formats import inputs_to_json, params_to_json, value_to_json
 
 
 @dataclass
@@ -27,10 +27,11 @@ class Candidate:
     event: Event
     stat_interval: tuple[float, float]
     method: str
+    inputs: Mapping[str, Any] = field(default_factory=dict)  # {"inputs": ...} of a plain function (formats)
 
     def witness(self) -> dict[str, Any]:
         return {"mechanism": self.mechanism, "params": params_to_json(self.params), "x": list(self.x),
-                "x_prime": list(self.x_prime), "event": self.event.to_json()}
+                "x_prime": list(self.x_prime), "event": self.event.to_json(), **self.inputs}
 
     def to_json(self) -> dict[str, Any]:
         return {**self.witness(), "stat_interval": value_to_json(list(self.stat_interval)), "method": self.method,
@@ -43,6 +44,14 @@ def sampler_identity(sampler: Any) -> tuple[str, dict[str, Any]]:
     if program is not None:
         return program.name, program.param_dict
     return getattr(sampler, "name", "blackbox"), dict(getattr(sampler, "params", {}))
+
+
+def candidate_of(sampler: Any, x: Sequence[int], x_prime: Sequence[int], event: Event,
+                 interval: tuple[float, float], method: str) -> Candidate:
+    """A tester's witness on ``sampler``, named as :func:`sampler_identity` names it, with its inputs."""
+    name, params = sampler_identity(sampler)
+    return Candidate(name, params, x, x_prime, event, interval, method,
+                     inputs_to_json(getattr(sampler, "program", None)))
 
 
 @dataclass

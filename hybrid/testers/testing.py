@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from hybrid.testers.audit import classic_audit
-from hybrid.testers.results import Candidate, StatResult, sampler_identity
+from hybrid.testers.results import Candidate, StatResult, candidate_of
 from hybrid.inputs import pattern_pairs
 from hybrid.seeds import derive_seed
 from hybrid.testers.sniper import SniperTester, attack_sizes
@@ -27,8 +27,7 @@ Progress = Callable[[str], None] | None
 
 
 def _candidate(sampler: Any, d: Detection | LowerBound, interval: tuple[float, float], method: str) -> Candidate:
-    name, params = sampler_identity(sampler)
-    return Candidate(name, params, d.pair.x, d.pair.x_prime, d.event, interval, method)
+    return candidate_of(sampler, d.pair.x, d.pair.x_prime, d.event, interval, method)
 
 
 def _sampler(sampler: Any) -> Any:
@@ -105,8 +104,7 @@ def sniper_estimate(sampler: Any, *, samples: int = 10_000_000, confidence: floa
     sizes = {**attack_sizes(samples, inputs), **kw}
     tester = SniperTester(sampler, confidence=confidence, seed=seed, progress=progress, **sizes)
     r = tester.run()
-    name, params = sampler_identity(sampler)
-    cand = Candidate(name, params, r.pair.x, r.pair.x_prime, r.attack, (r.eps_lcb, math.inf), "sniper")
+    cand = candidate_of(sampler, r.pair.x, r.pair.x_prime, r.attack, (r.eps_lcb, math.inf), "sniper")
     k1, n1, k2, n2 = r.counts
     return StatResult("sniper", cand, r.eps_lcb, confidence, seed, samples,
                       {**r.timings, "total": time.perf_counter() - t0},
@@ -140,8 +138,7 @@ def audit_test(sampler: Any, *, samples: int = 1_000_000, beta: float = 0.05, gu
         progress("auditing")
     a = classic_audit(sampler, r.pair, lambda out: attack.scores(out) - centre, runs=samples,
                       guesses=max(1, int(guess_fraction * samples)), beta=beta, seed=seed)
-    name, params = sampler_identity(sampler)
-    cand = Candidate(name, params, r.pair.x, r.pair.x_prime, attack, (a.eps_lower, math.inf), "audit")
+    cand = candidate_of(sampler, r.pair.x, r.pair.x_prime, attack, (a.eps_lower, math.inf), "audit")
     return StatResult("audit", cand, a.eps_lower, 1 - beta, seed, samples,
                       {**a.timings, "total": time.perf_counter() - t0},
                       extra={"correct": a.correct, "guesses": a.guesses, "max_certifiable": a.max_certifiable,

@@ -9,15 +9,16 @@ once under :func:`tracing` records every operation into a :class:`Builder`; Pyth
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from fractions import Fraction
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from samplers.errors import LanguageError
 from samplers.lang import noise
 from samplers.lang.builder import Builder
 from samplers.lang.exact import Rational
 from samplers.lang.ir import BOTTOM, FLOAT, Node
+from samplers.scoped import scoped
 
 _state = threading.local()
 
@@ -29,15 +30,9 @@ def _builder() -> Builder:
     return b
 
 
-@contextmanager
-def tracing(builder: Builder) -> Iterator[Builder]:
+def tracing(builder: Builder) -> AbstractContextManager[Builder]:
     """Make ``builder`` the target of language operations for the duration."""
-    previous = getattr(_state, "builder", None)
-    _state.builder = builder
-    try:
-        yield builder
-    finally:
-        _state.builder = previous
+    return scoped(_state, "builder", builder)
 
 
 class Sym:

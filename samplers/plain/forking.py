@@ -17,13 +17,14 @@ path sees independent draws with the laws its code asked for.
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from samplers.errors import TooManyPaths
 from samplers.lang.builder import Builder
 from samplers.plain.site import untraceable
+from samplers.scoped import scoped
 
 MAX_PATHS = 10_000  # paths explored before a trace gives up (TooManyPaths)
 
@@ -121,15 +122,9 @@ class Driver:
                 self._replay = nxt
 
 
-@contextmanager
-def driving(driver: Driver) -> Iterator[Driver]:
+def driving(driver: Driver) -> AbstractContextManager[Driver]:
     """Make ``driver`` the one symbolic conditions ask while the block runs."""
-    previous = getattr(_state, "driver", None)
-    _state.driver = driver
-    try:
-        yield driver
-    finally:
-        _state.driver = previous
+    return scoped(_state, "driver", driver)
 
 
 def current() -> Driver:

@@ -105,6 +105,11 @@ class PlainMechanism(Mechanism):
     def __repr__(self) -> str:
         return f"<plain mechanism {self.name}>"
 
+    def inputs_json(self) -> dict[str, Any]:
+        """The queries' settings as a witness records them, so ``certify`` rebuilds the same inputs."""
+        return {"size": self.settings["size"], "domain": list(self.settings["domain"]),
+                "neighbours": self.settings["neighbours"]}
+
     def params(self, **overrides: Any) -> dict[str, Any]:
         unknown = sorted(set(overrides) - set(self.defaults))
         if unknown and not self._extra_ok:
@@ -162,6 +167,7 @@ class PlainMechanism(Mechanism):
         program = Program(name=self.name, params=tuple(params.items()), nodes=tuple(nodes), outputs=tuple(outs),
                           tuple_output=tuple_output, domain=domain, neighbours=self.neighbours_spec)
         program._meta["paths"] = len(paths)
+        program._meta["inputs"] = self.inputs_json()
         return program
 
 
