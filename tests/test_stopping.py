@@ -22,11 +22,12 @@ def test_converged_after_a_window_without_growth_beyond_the_precision():
     assert steps == [None, None, None, None, "converged"]
 
 
-def test_proved_upper_stops_at_the_bound_less_the_precision():
+def test_proved_upper_stops_within_a_tenth_of_the_precision():
     rule = Convergence(precision=0.01, window=100, proved_upper=0.7)
     assert rule.start(0.5) is None
-    assert rule.step(0.689) is None
-    assert rule.step(0.691) == "proved_upper"
+    assert rule.step(0.691) is None  # within the precision, yet a tenth of it short of the proof
+    assert rule.step(0.6989) is None
+    assert rule.step(0.6991) == "proved_upper"
     assert Convergence(0.01, 100, proved_upper=0.7).start(math.inf) == "proved_upper"
 
 
