@@ -33,6 +33,7 @@ START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 DEFAULT_OUT = Path(__file__).resolve().parent / "RESULTS.md"
 ERROR_TAIL = 30  # lines of a failed benchmark's stderr kept in its section
 _HEADING = re.compile(r"^(#{1,6})(?=\s)")
+_SECTION = re.compile(r"^#{2,3} (\w+)\s*$")
 
 
 class MarkerError(ValueError):
@@ -85,6 +86,14 @@ def splice(text: str, body: str) -> str:
     return "".join(lines[:starts[0] + 1]) + "\n" + body.strip() + "\n\n" + "".join(lines[ends[0]:])
 
 
+def spliced(text: str) -> str:
+    """The lines between the bench markers of ``text``."""
+    lines = [line.strip() for line in text.splitlines()]
+    if START not in lines or END not in lines:
+        return ""
+    return "\n".join(text.splitlines()[lines.index(START) + 1:lines.index(END)])
+
+
 def readme_body(document: str) -> str:
     """The document without its title, headings one level down (``## bench`` -> ``### bench``)."""
     lines = document.strip().splitlines()
@@ -119,11 +128,12 @@ def run_bench(name: str, quick: bool) -> Outcome:
     return Outcome(name, command, time.perf_counter() - t, returncode, "".join(out), "".join(err))
 
 
-def section(o: Outcome) -> str:
-    """One benchmark's section of the document."""
+def section(o: Outcome, date: str) -> str:
+    """One benchmark's section of the document (it names its own date: a partial run with
+    ``--only`` replaces some sections and keeps the others)."""
     parts = [f"## {o.name}", ""]
     if o.returncode == 0:
-        parts += [f"`{o.command}` (wall time {o.seconds:.1f} s)", "", nest(o.stdout.strip(), 3)]
+        parts += [f"`{o.command}` (run {date}, wall time {o.seconds:.1f} s)", "", nest(o.stdout.strip(), 3)]
         return "\n".join(parts)
     parts += [f"`{o.command}` **failed** with exit code {o.returncode} after {o.seconds:.1f} s", ""]
     if o.stdout.strip():
@@ -137,7 +147,31 @@ def document(outcomes: list[Outcome], command: str, date: str, where: str) -> st
     head = ["# Benchmarks", "", f"- Date: {date}", f"- Machine: {where}", f"- Command: `{command}`", "",
             "Each section is one benchmark run in its own process; ratios are against baselines "
             "measured in the same run."]
-    return "\n\n".join(["\n".join(head), *(section(o) for o in outcomes)]) + "\n"
+    return "\n\n".join(["\n".join(head), *(section(o, date) for o in outcomes)]) + "\n"
+
+
+def _sections(text: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The lines before the first benchmark section, and each section's lines by benchmark name
+    (a section starts at a ``##`` or ``###`` heading naming a benchmark of :data:`BENCHES`)."""
+    head: list[str] = []
+    sections: dict[str, list[str]] = {}
+    current: list[str] = head
+    for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m and m.group(1) in BENCHES:
+            current = sections.setdefault(m.group(1), [])
+        current.append(line)
+    return head, sections
+
+
+def merge_sections(old: str, new: str) -> str:
+    """``new``'s head and sections, with the sections of ``old`` that ``new`` lacks kept, in
+    :data:`BENCHES` order: how ``--only`` updates a document without dropping the other benchmarks."""
+    _, kept = _sections(old)
+    head, fresh = _sections(new)
+    merged = {**kept, **fresh}
+    body = ["\n".join(merged[name]).strip() for name in BENCHES if name in merged]
+    return "\n\n".join(["\n".join(head).strip(), *body]) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     outcomes = [run_bench(name, args.quick) for name in BENCHES if not only or name in only]
     doc = document(outcomes, command, date, machine())
+    if only and args.out.is_file():  # a partial run keeps the other benchmarks' sections
+        doc = merge_sections(args.out.read_text(), doc)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(doc)
     print(f"\nwrote {args.out}", file=sys.stderr)
@@ -174,7 +210,10 @@ def main(argv: list[str] | None = None) -> int:
         if failed:
             print(f"not updating {args.readme}: a benchmark failed", file=sys.stderr)
         else:
-            args.readme.write_text(splice(args.readme.read_text(), readme_body(doc)))
+            body = readme_body(doc)
+            if only:
+                body = merge_sections(spliced(args.readme.read_text()), body)
+            args.readme.write_text(splice(args.readme.read_text(), body))
             print(f"updated {args.readme} between its bench markers", file=sys.stderr)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from bench.harness import END, START, MarkerError, readme_body, shift_headings, splice
+from bench.harness import END, START, MarkerError, merge_sections, readme_body, shift_headings, splice, spliced
 from bench.suite import lpt_makespan
 
 README = f"# proj\n\n## Performance\n\nintro\n\n{START}\nold figures\n| a |\n{END}\n\n## Layout\nkept\n"
@@ -44,3 +44,14 @@ def test_lpt_projection():
     assert lpt_makespan([], 4) == 0
     with pytest.raises(ValueError):
         lpt_makespan(times, 0)
+
+
+def test_a_partial_run_replaces_its_sections_and_keeps_the_others():
+    old = "- Date: old\n\n### startup\n\nold startup\n\n### prover\n\nold prover\n#### a table\n"
+    new = "- Date: new\n\n### prover\n\nnew prover\n\n### scaling\n\nnew scaling\n"
+    merged = merge_sections(old, new)
+    assert merged.startswith("- Date: new")
+    assert "old startup" in merged and "new prover" in merged and "old prover" not in merged
+    assert merged.index("### startup") < merged.index("### scaling") < merged.index("### prover")  # BENCHES order
+    page = f"intro\n{START}\n{old}{END}\ntail\n"
+    assert spliced(page).strip() == old.strip()
