@@ -27,4 +27,5 @@ class Budget:
     enclosures: int = 20_000  # continuous noise: regions enclosed certifying and improving (the work done)
     work: int = 30_000_000  # continuous noise: enclosure work in all (regions' constraints, integration steps)
     max_length: int = 40  # longest input tried when growing a length parameter
-    prove_time: float = 30.0  # seconds for the proof rules (0: no proof stage); a rule it stops says so
+    prove_time: float = 120.0  # seconds for the proof rules (0: no proof stage), a safety limit: the catalogue proves
+    # in 0.1-25 s on a busy 2-core machine (svt34_parallel the longest); a rule it stops says so in limits_hit
