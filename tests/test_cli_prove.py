@@ -138,7 +138,7 @@ def test_svt4_interval(capsys):
     code, out, _ = run(capsys, "search", "svt4")
     assert code == 0
     # 1.75 times the double nearest 0.1 (the float parameter at its exact binary value)
-    assert re.search(r"eps in \[0\.1746\d*, 0\.17500000000000002\]", out), out
+    assert re.search(r"eps in \[0\.174[6-9]\d*, 0\.17500000000000002\]", out), out  # lower: 0.1746 or better
 
 
 def test_search_says_why_there_is_no_proof():
