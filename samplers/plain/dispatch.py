@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import operator
+from functools import partial
 from itertools import accumulate
 from typing import Any, Callable, Sequence
 
@@ -62,28 +63,28 @@ def _floor(name: str) -> Callable[[Any, Any], Any]:
 
 # ufunc -> (operation on two symbolic-or-plain operands, or one)
 _BINARY: dict[Any, Callable[[Any, Any], Any]] = {
-    np.add: lambda a, b: _sym_binary("add", a, b),
-    np.subtract: lambda a, b: _sym_binary("sub", a, b),
-    np.multiply: lambda a, b: _sym_binary("mul", a, b),
+    np.add: partial(_sym_binary, "add"),
+    np.subtract: partial(_sym_binary, "sub"),
+    np.multiply: partial(_sym_binary, "mul"),
     np.true_divide: _divide,
     np.floor_divide: _floor("floordiv"),
     np.remainder: _floor("mod"),
-    np.less: lambda a, b: _sym_binary("lt", a, b),
-    np.less_equal: lambda a, b: _sym_binary("le", a, b),
-    np.greater: lambda a, b: _sym_binary("gt", a, b),
-    np.greater_equal: lambda a, b: _sym_binary("ge", a, b),
-    np.equal: lambda a, b: _sym_binary("eq", a, b),
-    np.not_equal: lambda a, b: _sym_binary("ne", a, b),
-    np.maximum: lambda a, b: lang.maximum(a, b),
-    np.minimum: lambda a, b: lang.minimum(a, b),
-    np.fmax: lambda a, b: lang.maximum(a, b),
-    np.fmin: lambda a, b: lang.minimum(a, b),
-    np.logical_and: lambda a, b: _sym_binary("and", a, b),
-    np.logical_or: lambda a, b: _sym_binary("or", a, b),
-    np.logical_xor: lambda a, b: _sym_binary("xor", a, b),
-    np.bitwise_and: lambda a, b: _sym_binary("and", a, b),
-    np.bitwise_or: lambda a, b: _sym_binary("or", a, b),
-    np.bitwise_xor: lambda a, b: _sym_binary("xor", a, b),
+    np.less: partial(_sym_binary, "lt"),
+    np.less_equal: partial(_sym_binary, "le"),
+    np.greater: partial(_sym_binary, "gt"),
+    np.greater_equal: partial(_sym_binary, "ge"),
+    np.equal: partial(_sym_binary, "eq"),
+    np.not_equal: partial(_sym_binary, "ne"),
+    np.maximum: lang.maximum,
+    np.minimum: lang.minimum,
+    np.fmax: lang.maximum,
+    np.fmin: lang.minimum,
+    np.logical_and: partial(_sym_binary, "and"),
+    np.logical_or: partial(_sym_binary, "or"),
+    np.logical_xor: partial(_sym_binary, "xor"),
+    np.bitwise_and: partial(_sym_binary, "and"),
+    np.bitwise_or: partial(_sym_binary, "or"),
+    np.bitwise_xor: partial(_sym_binary, "xor"),
 }
 _UNARY: dict[Any, Callable[[Any], Any]] = {
     np.negative: Sym.__neg__,
