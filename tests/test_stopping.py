@@ -51,3 +51,16 @@ def test_a_proved_upper_bound_ends_the_local_search_at_once():
     assert met.stopped_by == ["proved_upper"]
     assert met.exact_queries < free.exact_queries or free.stopped_by == ["local_optimum"]
     assert met.eps_lower <= free.eps_lower
+
+
+def test_a_proved_upper_bound_ends_event_tuning_on_released_values():
+    """Released continuous values (svt3 answers with its noisy value): once a tuned event's certified
+    level meets the proof, no further event or candidate pair is weighed."""
+    unproved = dataclasses.replace(QUICK, prove_time=0)
+    svt3 = catalogue.get("svt3")
+    free = search(svt3, params={"n": 2}, budget=unproved, global_check=False)
+    proved = search(svt3, params={"n": 2}, budget=QUICK, global_check=False)
+    assert proved.stopped_by == ["proved_upper"] and "the proved upper bound is met" in " ".join(proved.limits_hit)
+    assert proved.eps_upper is not None and proved.eps_lower >= proved.eps_upper - 0.1 * proved.precision
+    assert proved.exact_queries < free.exact_queries
+    assert proved.eps_lower <= proved.eps_upper

@@ -316,10 +316,15 @@ class _Numeric:
         """An event tuned on each of the first ``certify_pairs`` candidates, ``tune_steps`` ratios each."""
         best, spent = None, 0
         todo = _budgeted(self.s, pairs)
+        rule = self.s.convergence()
+
+        def met(ratio: Fraction) -> bool:  # a ratio whose level meets the proved upper bound
+            return rule.start(certified_level(ratio)) == "proved_upper"
+
         for i, p in enumerate(todo):
             if i >= 2 and _spent(self.s, self.backend, 1.0, f"events tuned on {i} of {len(todo)} candidate pairs"):
                 break
-            t = self.tuner.tune(p.x, p.x_prime, self.s.budget.tune_steps)
+            t = self.tuner.tune(p.x, p.x_prime, self.s.budget.tune_steps, goal=met)
             if t.stopped and t.event is None:  # nothing certified on this pair
                 if best is None:
                     raise TimeLimitReached(t.stopped)
@@ -334,6 +339,11 @@ class _Numeric:
             if t.stopped:
                 self.s.limits.append(f"{t.stopped}: events tuned on {i + 1} of {len(todo)} candidate pairs "
                                      "(the last one partly)")
+                break
+            if met(best.ratio.lo):
+                self.s.limits.append(f"events tuned on {i + 1} of {len(todo)} candidate pairs: "
+                                     "the proved upper bound is met")
+                self.s.stopped_by.append("proved_upper")
                 break
         if spent:
             self.s.limits.append(f"event tuning used its whole budget of {self.s.budget.tune_steps} certified "

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -54,10 +54,15 @@ class Tuned:
     evaluations: int  # certified ratios computed by the tuner so far (all pairs)
     spent: bool = False  # tuning used its whole step budget on this pair
     stopped: str = ""  # the time limit stopped tuning (its message); the event is the best until then
+    met: bool = False  # the ratio met the caller's goal (a proved upper bound): tuning stopped there
 
 
 class _StepsSpent(Exception):
     """The pair's step budget is used up (raised by the next ratio it would compute)."""
+
+
+class _GoalMet(Exception):
+    """The best event's certified ratio meets the goal: tuning further cannot pay."""
 
 
 def _components(output: Any) -> tuple:
@@ -148,6 +153,7 @@ class EventTuner:
         self.evaluations = 0
         self._last = 0  # evaluations allowed for the pair being tuned end here
         self._best = Tuned(None, RatioEnclosure(Fraction(1), Fraction(1)), 0)
+        self._goal: Callable[[Fraction], bool] = lambda ratio: False
 
     # -- structure of a pair -------------------------------------------------------------
     def _ratio(self, x, xp, event: Event | None) -> RatioEnclosure:
@@ -174,16 +180,21 @@ class EventTuner:
             if head is not None else (lambda run: 1)
         return [p.result[0] for p in self.backend.paths(x, lambda run: (run.outputs(),) if member(run) else None)]
 
-    def tune(self, x: Sequence[int], xp: Sequence[int], steps: int) -> Tuned:
+    def tune(self, x: Sequence[int], xp: Sequence[int], steps: int,
+             goal: Callable[[Fraction], bool] | None = None) -> Tuned:
         """The best event found for the pair with at most ``steps`` certified ratios computed, and its
-        coarse certified ratio.  A time limit (:mod:`samplers.deadline`) stops tuning early: the best
-        event until then, marked ``stopped``."""
+        coarse certified ratio.  Tuning stops early when ``goal`` says a certified ratio's lower end
+        is enough (a proved upper bound met: marked ``met``), and when a time limit
+        (:mod:`samplers.deadline`) passes: the best event until then, marked ``stopped``."""
         self._last = self.evaluations + steps
         self._best = Tuned(None, RatioEnclosure(Fraction(1), Fraction(1)), 0)
+        self._goal = goal or (lambda ratio: False)
         try:
             self._tune(x, xp)
         except _StepsSpent:
             self._best.spent = True
+        except _GoalMet:
+            self._best.met = True
         except TimeLimitReached as e:
             self._best.stopped = str(e)
         self._best.evaluations = self.evaluations
@@ -192,6 +203,8 @@ class EventTuner:
     def _offer(self, event: Event | None, ratio: RatioEnclosure) -> None:
         if ratio.lo > self._best.ratio.lo:
             self._best = Tuned(event, ratio, self.evaluations)
+            if self._goal(ratio.lo):
+                raise _GoalMet
 
     def _tune(self, x: Sequence[int], xp: Sequence[int]) -> None:
         codes = tuple(sorted(set(output_constants(self.backend.specialised(x)))
