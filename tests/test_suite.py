@@ -249,3 +249,17 @@ def test_report_summary_counts_reference_matches():
     assert "1 cut short by the time budget" in s
     assert [c["verdict"] for c in table(rows)[1]][-1] == "statistical only (time budget reached)"
     assert "time budget" not in summary(rows[:3])
+
+
+def test_the_costliest_entries_start_first_and_rows_keep_suite_order(tmp_path):
+    """``cost`` orders the work only: with one job the entries run costliest first, and the rows (and
+    the report) stay in suite order with the same results."""
+    path = tmp_path / "costs.toml"
+    path.write_text('[[entry]]\nid = "cheap"\nmechanism = "trunc_geom"\n'
+                    '[[entry]]\nid = "dear"\nmechanism = "trunc_geom"\nparams = { m = 3 }\ncost = 9\n'
+                    '[[entry]]\nid = "middle"\nmechanism = "trunc_geom"\nparams = { m = 4 }\ncost = 2\n')
+    started: list[str] = []
+    rows = run_suite(load_suite(str(path)), jobs=1, on_row=lambda row: started.append(row["id"]))
+    assert started == ["dear", "middle", "cheap"]
+    assert [r["id"] for r in rows] == ["cheap", "dear", "middle"] and [r["index"] for r in rows] == [0, 1, 2]
+    assert rows[1]["entry"]["cost"] == 9 and "cost" not in rows[0]["entry"]

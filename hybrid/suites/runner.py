@@ -1,8 +1,8 @@
 """Run a suite's entries in parallel, on this machine or on a dask.distributed cluster.
 
 Each entry runs in a process of its own (:mod:`hybrid.suites.entry_process`), supervised by a
-joblib thread on this machine or a dask task on a cluster, and killed at the entry's
-hard time limit on every backend; a process that dies or overruns becomes that
+joblib thread on this machine or a dask task on a cluster, the costliest first (an entry's
+``cost``), and killed at the entry's hard time limit on every backend; a process that dies or overruns becomes that
 entry's ``error`` or ``timeout`` row and the run goes on.  Every finished entry becomes
 one JSONL row, appended by the coordinating process the moment it arrives (flushed and
 fsynced, under an exclusive lock on the file), so a crash or ``kill -9`` loses at most
@@ -186,6 +186,7 @@ def run_suite(
         finished = {r["id"]: r for r in (log.rows if log else [])}
         todo = [(i, e) for i, e in enumerate(entries)
                 if e.id not in finished or (retry_failed and finished[e.id]["status"] != "ok")]
+        todo.sort(key=lambda item: -item[1].cost)  # costliest first (stable: suite order among equals)
         threads = max(1, (os.cpu_count() or 1) // jobs)
         if todo:
             workers = min(jobs, len(todo))

@@ -11,6 +11,7 @@ A suite is a TOML or JSON file (the built-in ones live in ``hybrid/suites/builti
     samples = 20000000    # testers' sample budget, a count: it decides the result (optional)
     time_limit = 1500     # the runner's hard limit in seconds (optional; default 2 * budget + 30)
     [[entry]]
+    cost = 5              # optional: expected cost relative to the others (default 1); see below
     mechanism = "noisy_max_geom"
     params = { m = 5, a = "1/2" }
     claimed_eps = 1.0     # optional
@@ -25,6 +26,10 @@ A suite is a TOML or JSON file (the built-in ones live in ``hybrid/suites/builti
 Results are decided by counts (``samples``, and the search's other count budgets), so
 an entry gives the same bound on any machine, busy or not; ``budget`` only stops an
 entry that overruns, and the row then says so in ``limits_hit``.
+
+``cost`` only orders the work: the runner starts the costliest entries first (longest
+processing time first), so a long entry does not start last and leave the other workers
+idle at the end; it changes no result.
 
 Every entry gets a stable ``id`` (given, or derived from mechanism, parameters and
 claim) that results are keyed by, so an interrupted run can resume.
@@ -75,6 +80,7 @@ class Entry:
     reference: dict[str, Any] = field(default_factory=dict)
     time_limit: float | None = None  # seconds after which the runner kills the entry (None: the default)
     inputs: dict[str, Any] = field(default_factory=dict)  # size, domain, neighbours of a plain function
+    cost: float = 1.0  # expected cost relative to other entries: the costliest start first (no effect on results)
 
     def resolve(self) -> Any:
         """The entry's mechanism: a catalogue one, or its plain function with the entry's inputs."""
@@ -91,7 +97,8 @@ class Entry:
         return {"id": self.id, "mechanism": self.mechanism, "params": self.params,
                 "claimed_eps": self.claimed_eps, "precision": self.precision,
                 "budget": self.budget, "seed": self.seed, "samples": self.samples, "reference": self.reference,
-                "time_limit": self.time_limit, **({"inputs": self.inputs} if self.inputs else {})}
+                "time_limit": self.time_limit, **({"inputs": self.inputs} if self.inputs else {}),
+                **({"cost": self.cost} if self.cost != 1 else {})}
 
     def with_overrides(self, precision: float | None = None, budget: float | None = None,
                        time_limit: float | None = None) -> "Entry":
@@ -229,7 +236,7 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
         raise SuiteError(f"{where}: an entry must be a table, got {short_repr(raw)}")
     raw = {**defaults, **raw}
     known = {"id", "mechanism", "params", "claimed_eps", "precision", "budget", "seed", "samples", "reference",
-             "time_limit", "size", "domain", "neighbours"}
+             "time_limit", "size", "domain", "neighbours", "cost"}
     extra = sorted(set(raw) - known)
     if extra:
         raise SuiteError(f"{where}: unknown field {extra[0]!r} (known: {', '.join(sorted(known))})")
@@ -256,13 +263,17 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
         raise SuiteError(f"{where}: seed must be an integer in [0, 2^64), got {short_repr(seed)}")
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1000):
         raise SuiteError(f"{where}: samples must be an integer of at least 1000")
+    cost = _number(raw.get("cost", 1.0), f"{where}: cost")
+    if cost <= 0:
+        raise SuiteError(f"{where}: cost must be positive, got {short_repr(raw['cost'])}")
     given_id = raw.get("id")
     if given_id is not None and (not isinstance(given_id, str) or not given_id.strip()):
         raise SuiteError(f"{where}: id must be a non-empty string, got {short_repr(given_id)}")
     return Entry(id=given_id or _entry_id(given_spec if mech.name == spec else mech.name, params, claimed),
                  mechanism=mech.name, params=dict(params), claimed_eps=claimed,
                  precision=precision, budget=budget, seed=seed, samples=samples, reference=reference,
-                 time_limit=limit, inputs={k: list(v) if isinstance(v, tuple) else v for k, v in inputs.items()})
+                 time_limit=limit, inputs={k: list(v) if isinstance(v, tuple) else v for k, v in inputs.items()},
+                 cost=cost)
 
 
 def parse_suite(data: Any, name: str, base: Path | None = None) -> Suite:
