@@ -280,7 +280,7 @@ def test_every_command_has_a_time_budget(capsys, command):
 
 
 def test_verify_time_budget_gives_a_partial_result(capsys):
-    code, out, err = _cli(capsys, "verify", "rr", "-p", "n=16", "-p", "lam=1/5", "--time-budget", "0.5", "--json")
+    code, out, err = _cli(capsys, "verify", "rr", "-p", "n=20", "-p", "lam=1/5", "--time-budget", "2", "--json")
     d = json.loads(out)
     assert code == 0 and d["status"] == "time_limit" and d["eps_upper"] is None
     assert "time budget" in d["limits_hit"][0]

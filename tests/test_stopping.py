@@ -64,3 +64,15 @@ def test_a_proved_upper_bound_ends_event_tuning_on_released_values():
     assert proved.eps_upper is not None and proved.eps_lower >= proved.eps_upper - 0.1 * proved.precision
     assert proved.exact_queries < free.exact_queries
     assert proved.eps_lower <= proved.eps_upper
+
+
+def test_event_tuning_stops_after_a_window_of_candidate_pairs_without_growth():
+    """Released values without a proof to meet: tuning ends once ``pair_window`` candidate pairs in
+    a row raise the certified level by at most the precision; a window of 0 never converges."""
+    base = dataclasses.replace(QUICK, prove_time=0, certify_pairs=12)
+    svt3 = catalogue.get("svt3")
+    short = search(svt3, params={"n": 2}, budget=dataclasses.replace(base, pair_window=2), global_check=False)
+    full = search(svt3, params={"n": 2}, budget=dataclasses.replace(base, pair_window=0), global_check=False)
+    assert short.stopped_by == ["converged"] and "over the last 2 pairs" in " ".join(short.limits_hit)
+    assert "converged" not in full.stopped_by
+    assert short.exact_queries < full.exact_queries and short.eps_lower <= full.eps_lower

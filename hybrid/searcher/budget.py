@@ -23,6 +23,7 @@ class Budget:
     window: int = 40  # a local search stops after this many pair evaluations without the level growing by the precision
     explore: int = 32  # random neighbour pairs evaluated exactly besides the tested ones
     certify_pairs: int = 64  # continuous noise: candidate pairs whose level is enclosed or event tuned
+    pair_window: int = 8  # released values: stop tuning candidate pairs after this many without the level growing by the precision
     tune_steps: int = 2_000  # continuous noise: certified ratios computed tuning one pair's event
     enclosures: int = 20_000  # continuous noise: regions enclosed certifying and improving (the work done)
     work: int = 30_000_000  # continuous noise: enclosure work in all (regions' constraints, integration steps)

@@ -313,10 +313,14 @@ class _Numeric:
         self.table: list[dict[str, Any]] = []
 
     def certify(self, pairs: list[Pair]) -> _Best:
-        """An event tuned on each of the first ``certify_pairs`` candidates, ``tune_steps`` ratios each."""
+        """An event tuned on each of the first ``certify_pairs`` candidates, ``tune_steps`` ratios each,
+        ended early by the stop rules (:mod:`hybrid.searcher.stopping`) over the pairs: a certified
+        level that meets the proved upper bound, or ``pair_window`` pairs without growth beyond the
+        precision (``converged``)."""
         best, spent = None, 0
         todo = _budgeted(self.s, pairs)
         rule = self.s.convergence()
+        window = dataclasses.replace(rule, window=self.s.budget.pair_window)  # over candidate pairs
 
         def met(ratio: Fraction) -> bool:  # a ratio whose level meets the proved upper bound
             return rule.start(certified_level(ratio)) == "proved_upper"
@@ -340,10 +344,13 @@ class _Numeric:
                 self.s.limits.append(f"{t.stopped}: events tuned on {i + 1} of {len(todo)} candidate pairs "
                                      "(the last one partly)")
                 break
-            if met(best.ratio.lo):
-                self.s.limits.append(f"events tuned on {i + 1} of {len(todo)} candidate pairs: "
-                                     "the proved upper bound is met")
-                self.s.stopped_by.append("proved_upper")
+            level = certified_level(best.ratio.lo)
+            stop = window.start(level) if i == 0 else window.step(level)
+            if stop:
+                why = ("the proved upper bound is met" if stop == "proved_upper" else
+                       f"the certified level grew by at most the precision over the last {window.window} pairs")
+                self.s.limits.append(f"events tuned on {i + 1} of {len(todo)} candidate pairs: {why}")
+                self.s.stopped_by.append(stop)
                 break
         if spent:
             self.s.limits.append(f"event tuning used its whole budget of {self.s.budget.tune_steps} certified "

@@ -194,7 +194,27 @@ def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> Symbolic
     def weigh(run: Run) -> Any:
         return _weight(event, _Outputs(run, arity, tuple_output))
 
+    first = _first_reader(event, tuple_output)
+    weigh.reads_every_output = first is not None  # type: ignore[attr-defined]
+    if isinstance(first, SetEvent) and first is not event:  # the runs it keeps are shared by the events it heads
+        weigh.head = (first, symbolic(first, arity=arity, tuple_output=tuple_output))  # type: ignore[attr-defined]
     return weigh
+
+
+def _first_reader(event: Any, tuple_output: bool) -> Event | None:
+    """The part of ``event`` that, weighed first, evaluates every output component in order before
+    any other comparison (the continuous backend then weighs the event on each input's finished
+    runs), or None: a set event on the whole output or its skeleton (it reads the components in
+    order, and a path it rejects weighs 0 wherever it stopped), a threshold on a single output, or
+    the first part of a product that starts with one."""
+    if isinstance(event, Product):
+        return _first_reader(event.parts[0], tuple_output) if event.parts else None
+    if isinstance(event, SetEvent):
+        whole = ("identity", "skeleton") if tuple_output else ("identity",)
+        return event if event.feature.kind in whole else None
+    if isinstance(event, Threshold):
+        return event if not tuple_output and event.feature.kind == "identity" else None
+    return None
 
 
 # -- exported attacks ---------------------------------------------------------------------

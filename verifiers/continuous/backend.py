@@ -18,7 +18,10 @@ path's weight times the probability of its region (:mod:`verifiers.continuous.re
 are either collections of outputs or *symbolic events*: callables ``event(run)`` that
 read outputs with ``run.output(k)``, compare them with ``run.less`` / ``run.winner``
 (which branch the path) and return the path's membership weight (1, 0 or a rational
-such as an attack's tie probability).  ``hybrid.searcher.regions`` turns the testers' events
+such as an attack's tie probability).  A symbolic event marked ``reads_every_output``
+(it reads every output, in order, before anything else) is weighed on each input's
+finished runs (:func:`verifiers.continuous.paths.complete_runs`): the same paths and
+regions, with the program executed once per input instead of once per event.  ``hybrid.searcher.regions`` turns the testers' events
 into symbolic events.
 
 Enclosures are refined on demand by raising the level (precision bits, quadrature and
@@ -36,20 +39,22 @@ from fractions import Fraction
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from samplers import deadline
-from samplers.errors import UnsupportedByBackend
+from samplers.errors import BudgetExceeded, UnsupportedByBackend
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
 from verifiers.base import Progress, checked_pair, neighbour_pairs, output_order, sweep_progress
 from verifiers.continuous.enclosure import ZERO, Enclosure, RatioEnclosure, working_precision
 from verifiers.epsilon import eps_lower, eps_upper
 from verifiers.continuous.linear import Form
-from verifiers.continuous.paths import MAX_PATHS, Path, Run, Specialised, explore, specialise
+from verifiers.continuous.paths import MAX_PATHS, Path, Run, Specialised, complete_runs, explore, specialise
 from verifiers.ratio import INF
 from verifiers.continuous.region import Stars, probability
 
 MAX_LEVEL = 4
 MAX_CACHED_INPUTS = 4096  # inputs whose paths a sweep keeps (then it starts afresh) ...
 MAX_CACHED_ENCLOSURES = 1 << 18  # ... and region enclosures
+MAX_CACHED_RUNS = 256  # inputs whose finished runs are kept for events that read every output
+COMPLETE_RUNS = 20_000  # runs of one input's complete exploration, beyond which events explore afresh
 REGION_WORK = 100  # work units of enclosing one region, besides its constraints and integration
 CONSTRAINT_WORK = 20  # work units per constraint of a region enclosed
 RELATIVE_WIDTH = Fraction(1, 2**40)  # a witness ratio is refined until this relative width
@@ -158,6 +163,8 @@ class ContinuousBackend:
         self.max_paths = max_paths
         self._specs: dict[Point, Specialised] = {}
         self._outputs: dict[Point, dict[Any, list[Path]]] = {}
+        self._runs: dict[Point, list[Run] | None] = {}  # finished runs per input (None: too many)
+        self._heads: dict[tuple, list[Run]] = {}  # (input, set event) -> the finished runs inside it
         self._enclosures: dict[tuple, Enclosure] = {}
         self._stars = Stars()  # stars integrated, by shape, and the work it took (verifiers.continuous.region)
         self._constraints = 0  # work of reading the regions enclosed: per region and per constraint
@@ -233,9 +240,43 @@ class ContinuousBackend:
         out = {o: self.enclose(spec, ps, level) for o, ps in self.output_paths(x).items()}
         return {o: e for o, e in out.items() if e.hi > 0}
 
+    def _complete_runs(self, x: Sequence[int]) -> list[Run] | None:
+        """The finished runs of every path of ``x`` with all outputs evaluated (None when there are
+        more than :data:`COMPLETE_RUNS`)."""
+        key = self.check_input(x)
+        if key not in self._runs:
+            if len(self._runs) >= MAX_CACHED_RUNS:
+                self._runs.clear()
+                self._heads.clear()
+            try:
+                self._runs[key] = complete_runs(self.specialised(key), max_paths=COMPLETE_RUNS)
+            except BudgetExceeded:
+                self._runs[key] = None
+        return self._runs[key]
+
+    def _runs_in(self, x: Sequence[int], head: tuple[Any, SymbolicEvent]) -> list[Run] | None:
+        """The finished runs of ``x`` on which the set event ``head`` (a key and its symbolic event)
+        holds; a set event reads outputs only, so it decides each run without branching it."""
+        runs = self._complete_runs(x)
+        if runs is None:
+            return None
+        key = (self.check_input(x), head[0])
+        if key not in self._heads:
+            if len(self._heads) >= MAX_CACHED_RUNS:
+                self._heads.clear()
+            self._heads[key] = [r for r in runs if head[1](r.resumed([c for c, _ in r.decisions]))]
+        return self._heads[key]
+
     def _event_paths(self, x: Sequence[int], event: Iterable[Any] | SymbolicEvent) -> list[Path]:
         if callable(event):
-            return self.paths(x, event)
+            runs = None
+            if getattr(event, "reads_every_output", False):
+                head = getattr(event, "head", None)
+                runs = self._complete_runs(x) if head is None else self._runs_in(x, head)
+            if runs is None:
+                return self.paths(x, event)
+            spec = self.specialised(x)  # the same paths as self.paths(x, event), without re-running the program
+            return [p for r in runs for p in explore(spec, event, max_paths=self.max_paths, start=r) if p.result]
         members = {tuple(o) if isinstance(o, list) else o for o in event}
         return [p for o, ps in self.output_paths(x).items() if o in members for p in ps]
 
@@ -337,6 +378,8 @@ class ContinuousBackend:
         if len(self._specs) > MAX_CACHED_INPUTS or len(self._enclosures) > MAX_CACHED_ENCLOSURES:
             self._specs.clear()
             self._outputs.clear()
+            self._runs.clear()
+            self._heads.clear()
             self._enclosures.clear()
 
 

@@ -135,6 +135,17 @@ class Run:
         self.constraints: list[Form] = []
         self.bounds: dict[int, list] = {v: list(law.support) for v, law in spec.laws.items()}
 
+    def resumed(self, trace: list[int]) -> "Run":
+        """A run that goes on from where this finished run stopped, then follows ``trace`` (which
+        starts with this run's own choices): the state is copied, so this run stays as it is."""
+        run = Run.__new__(Run)
+        run.spec, run.trace = self.spec, trace
+        run.decisions = list(self.decisions)
+        run.memo, run.ranges = dict(self.memo), dict(self.ranges)
+        run.weight, run.constraints = self.weight, list(self.constraints)
+        run.bounds = {v: list(b) for v, b in self.bounds.items()}
+        return run
+
     # -- branching -------------------------------------------------------------------
     def branch(self, alternatives: Sequence[tuple[Fraction, tuple[Form, ...]] | None]) -> int:
         """Follow one of the alternatives (weight factor, extra constraints); None marks an impossible one."""
@@ -427,12 +438,17 @@ class Path:
     result: Any
 
 
-def explore(spec: Specialised, body: Callable[[Run], Any], *, max_paths: int = MAX_PATHS) -> Iterator[Path]:
+def explore(spec: Specialised, body: Callable[[Run], Any], *, max_paths: int = MAX_PATHS,
+            start: Run | None = None) -> Iterator[Path]:
     """Every path of ``body(run)`` (depth first); ``body`` evaluates outputs and events on the run.
 
-    A path whose ``body`` returns None is dropped (an event that does not hold).
+    A path whose ``body`` returns None is dropped (an event that does not hold).  With
+    ``start`` (a finished run, see :func:`complete_runs`), every run goes on from its state
+    and only the decisions ``body`` adds are enumerated: the paths are those a fresh
+    exploration gives inside ``start``'s path, when ``body`` first reads what ``start`` read.
     """
-    trace: list[int] = []
+    base = len(start.decisions) if start is not None else 0
+    trace: list[int] = [c for c, _ in start.decisions] if start is not None else []
     runs = 0
     while True:
         runs += 1
@@ -440,7 +456,7 @@ def explore(spec: Specialised, body: Callable[[Run], Any], *, max_paths: int = M
         if runs > max_paths:
             raise BudgetExceeded(f"more than {max_paths} paths in the symbolic execution",
                                  limit="paths", value=max_paths)
-        run = Run(spec, trace)
+        run = Run(spec, trace) if start is None else start.resumed(trace)
         try:
             result = body(run)
         except _DeadPath:
@@ -448,10 +464,26 @@ def explore(spec: Specialised, body: Callable[[Run], Any], *, max_paths: int = M
         else:
             if result is not None:
                 yield Path(run.weight, tuple(run.constraints), result)
-        decisions = run.decisions
-        while decisions and decisions[-1][0] + 1 >= decisions[-1][1]:
-            decisions.pop()
-        if not decisions:
+        decisions, k = run.decisions, len(run.decisions)  # the run itself stays as it ended (complete_runs)
+        while k > base and decisions[k - 1][0] + 1 >= decisions[k - 1][1]:
+            k -= 1
+        if k <= base:
             return
-        trace = [c for c, _ in decisions]
+        trace = [c for c, _ in decisions[:k]]
         trace[-1] += 1
+
+
+def complete_runs(spec: Specialised, *, max_paths: int = MAX_PATHS) -> list[Run]:
+    """The finished runs of every path on which all outputs are evaluated, in order (depth first).
+
+    An event that reads every output first, in order (a whole-output set event, or a product
+    that starts with one), has exactly the paths that :func:`explore` with ``start=`` finds
+    inside these runs: the same decisions in the same order, so the same regions; the program
+    is executed once per input instead of once per event.
+    """
+    return [p.result for p in explore(spec, _finished, max_paths=max_paths)]
+
+
+def _finished(run: Run) -> Run:
+    run.outputs()
+    return run
