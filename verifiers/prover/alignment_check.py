@@ -311,9 +311,18 @@ def check_cover(program: Program, paths: list) -> str | None:
 
 def check(program: Program, proof: Any) -> str | None:
     """None when both the runs and z3 confirm the alignment proof, else what failed."""
-    eps, paths = _read(proof)
+    try:
+        eps, paths = _read(proof)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return f"malformed alignment evidence ({type(exc).__name__}: {exc})"
     if proof.eps != eps:
         return f"the proof claims {proof.eps} but its evidence proves {eps}"
+    if proof.delta != 0:
+        return f"an alignment proves pure eps-DP, the proof says delta = {proof.delta}"
+    draws, n = _laws(program), program.domain.size
+    for dec, shifts in paths:
+        if any(e not in draws or any(not 0 <= i < n for i in s[1]) for e, s in shifts.items()):
+            return f"a path ({dec}) shifts a node that is no draw or names an input the program does not have"
     try:
         problem = check_cover(program, paths) or check_runs(program, eps, paths)
         if problem is None and len(program.nodes) <= Z3_NODES:

@@ -70,7 +70,7 @@ def _proved_level(sub: Program, info: dict[str, Any]) -> Fraction | str:
         return f"a part's proof is by {proof.rule!r}, not another registered rule"
     if proof.delta != 0:
         return "a part's proof is not pure eps-DP"
-    problem = importlib.import_module(RULES[proof.rule]).check(sub, proof)
+    problem = importlib.import_module(RULES[proof.rule]).confirm(sub, proof)  # a file's sub-proof: every condition
     if problem is not None:
         return f"the {proof.rule} checker rejects a part's proof: {problem}"
     if Fraction(proof.eps) != Fraction(number_from_json(info["eps"])):
