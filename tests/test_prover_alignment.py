@@ -258,3 +258,20 @@ def test_confirm_refuses_foreign_shifts_and_delta():
     paths[0] = dict(paths[0], shifts={**paths[0]["shifts"], "0": {"const": "1", "d": {}}})  # node 0 is an input
     assert "no draw" in alignment.confirm(program, _tampered(proof, paths=paths))
     assert "delta" in alignment.confirm(program, dataclasses.replace(proof, delta=Fraction(-1)))
+
+
+def test_a_comparison_of_a_noisy_value_with_itself_is_no_decision():
+    """(1 + e) + 1/2 < 1 + e is false for every draw.  It used to be split like a decision whose
+    outcome 1 has no path, so the checker (every outcome followed) rejected the synthesised proof.
+    The output is x[1] + Laplace(2) < 0: the Laplace mechanism's threshold, 1/2-DP."""
+
+    @mechanism(domain=ints(lo=0, hi=1, size=2), neighbours=one_differ)
+    def same_noise(x):
+        e = laplace(2)
+        never = (1 + e) + 0.5 < 1 + e
+        return (x[1] + e < ite(never, x[0] + 0.5 * e - 1, 0),)
+
+    program = same_noise.trace()
+    proof = prove(program, rules=["alignment"])
+    assert isinstance(proof, Proof) and proof.eps == Fraction(1, 2)
+    assert alignment.confirm(program, proof) is None
