@@ -206,3 +206,21 @@ def test_an_approximate_proof_is_no_proved_upper(monkeypatch):
                global_check=None, progress=lambda m: None)
     prove_stage(s, program)
     assert s.proof is None and s.proved_upper is None and "delta" in s.no_proof[0].reason
+
+
+@pytest.mark.parametrize("mechanism, params, shifts", [
+    ("gaussian_mechanism", {"sigma": 1.0}, {"1": {"const": "0", "d": {"0": "1"}}}),
+    ("rr", {"n": 2}, {}),
+])
+def test_an_alignment_file_for_other_noise_is_rejected(capsys, tmp_path, mechanism, params, shifts):
+    """A hand-made alignment proof of pure 1-DP for the Gaussian mechanism (no pure DP at any eps:
+    P(Z > 11) / P(Z > 12) > e^9 for x = 1 against x' = 0) used to be confirmed: the checker costed
+    a Gaussian shift like a Laplace one.  Discrete noise made the checker crash."""
+    assert math.erfc(11 / math.sqrt(2)) > math.exp(9) * math.erfc(12 / math.sqrt(2))
+    path = tmp_path / "fake.json"
+    path.write_text(json.dumps({"kind": "dphybrid-proof", "rule": "alignment", "mechanism": mechanism,
+                                "params": params, "eps": "1", "evidence": {
+                                    "eps": "1", "paths": [{"decisions": {}, "shifts": shifts, "cost": "1"}]}}))
+    code, out, _ = run(capsys, "certify", str(path), "--json")
+    d = json.loads(out)
+    assert code == 0 and not d["confirmed"] and "no pure-DP cost" in d["problem"]
