@@ -56,7 +56,7 @@ def analytic_delta(sensitivity_sq: Fraction, eps: Fraction) -> float:
             val = ((e / d - d / 2) / root2).erfc() / 2 - e.exp() * ((e / d + d / 2) / root2).erfc() / 2
             tight = val.is_finite() and val.rad() <= abs(val.mid()) * arb(2) ** -60
             if tight or prec >= MAX_PREC:
-                return _float_above(val)
+                return min(_float_above(val), 1.0)  # a delta is a difference of probabilities
         prec *= 2
 
 
