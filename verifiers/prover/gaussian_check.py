@@ -138,7 +138,7 @@ def _delta_decided(sens_sq: Fraction, eps: Fraction, delta: Fraction) -> str | N
     """None when ``delta`` is at least Balle and Wang's delta(eps) at ``D^2 = sens_sq`` (arb balls)."""
     from flint import arb, ctx, fmpq
 
-    if sens_sq == 0:
+    if sens_sq == 0 or delta >= 1:  # no difference at all, or a delta that holds for any two laws
         return None if delta >= 0 else f"delta {delta} is negative"
     prec = 128
     while prec <= MAX_PREC:
