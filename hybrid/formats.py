@@ -119,6 +119,19 @@ def proved_upper_str(upper: Any, exact_eps: Any = None, digits: int = 6) -> str:
     return upper_str(upper, digits)
 
 
+def delta_text(delta: Any) -> str:
+    """``, delta <= ...`` (rounded up) for an (eps, delta) proof, nothing for pure DP (delta 0).
+
+    ``delta`` is a proof JSON's: a float, or ``"p/q"`` / ``"0"`` for an exact one."""
+    value = Fraction(delta) if isinstance(delta, str) else delta
+    if not value:
+        return ""
+    up = Context(prec=6, rounding=ROUND_CEILING)  # six significant digits, rounded up: deltas are tiny
+    shown = (up.divide(Decimal(value.numerator), Decimal(value.denominator)) if isinstance(value, Fraction)
+             else up.plus(Decimal(value)))
+    return f", delta <= {shown}"
+
+
 def witness_to_json(mechanism: str, params: Mapping[str, Any], x: Any, x_prime: Any, event: Any) -> dict[str, Any]:
     """``{mechanism, params, x, x_prime, event}``; the event is a list of outputs."""
     return {

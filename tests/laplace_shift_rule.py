@@ -51,3 +51,6 @@ def check(program: Program, proof: Proof) -> str | None:
     if level is None or Fraction(proof.eps) < level or proof.evidence.get("level") != str(level):
         return f"not the Laplace mechanism at level {proof.eps}"
     return None
+
+
+confirm = check  # the check is complete: it re-derives the level from the program

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from fractions import Fraction
 
 import pytest
 
@@ -67,6 +68,34 @@ def test_a_tampered_proof_is_rejected(capsys, tmp_path):
     assert code == 0 and not d["confirmed"] and "re-sweep gives 3" in d["problem"]
     code, out, _ = run(capsys, "certify", str(path))
     assert "REJECTED" in out
+
+
+def test_an_approximate_proof_says_delta(capsys, tmp_path):
+    """A Gaussian proof is (eps, delta): the text must say delta (it used to read "eps <= 1 proved
+    for every input", a pure-DP claim the Gaussian mechanism never satisfies)."""
+    path = tmp_path / "gauss.json"
+    code, out, _ = run(capsys, "prove", "gaussian_mechanism", "--eps", "1", "--out", str(path))
+    assert code == 0 and "eps <= 1" in out and "delta <= 0.126937" in out  # Balle-Wang at D = 1: 0.12693674
+    code, out, _ = run(capsys, "certify", str(path))
+    assert code == 0 and "confirmed" in out and "delta <= 0.126937" in out
+    code, out, _ = run(capsys, "certify", str(path), "--json")
+    assert json.loads(out)["delta"] == pytest.approx(0.12693673750664397)
+    code, out, _ = run(capsys, "prove", "laplace", "--out", str(tmp_path / "lap.json"))
+    assert "delta" not in out
+
+
+def test_an_edited_gaussian_delta_is_rejected(capsys, tmp_path):
+    """(9, 0)-DP is false for the Gaussian mechanism (test_prover_gaussian has the closed-form
+    witness); a proof file whose delta was edited from ~1e-18 to 0 used to be confirmed."""
+    path = tmp_path / "gauss.json"
+    run(capsys, "prove", "gaussian_mechanism", "--eps", "9", "--out", str(path))
+    doc = json.loads(path.read_text())
+    assert 0 < doc["delta"] < 1e-15
+    doc["delta"] = "0"
+    path.write_text(json.dumps(doc))
+    code, out, _ = run(capsys, "certify", str(path), "--json")
+    d = json.loads(out)
+    assert code == 0 and not d["confirmed"] and "below Balle and Wang" in d["problem"]
 
 
 @pytest.mark.parametrize("text, says", [
@@ -162,3 +191,36 @@ def test_a_statistical_result_can_carry_a_proved_upper():
     r = search(odd, budget=Budget(samples=20_000))
     assert not r.certified and r.upper_source == "proof (composition rule)"
     assert r.eps_upper == pytest.approx(math.log(3)) and r.eps_upper >= math.log(3)
+
+
+def test_an_approximate_proof_is_no_proved_upper(monkeypatch):
+    """A proof with delta > 0 bounds no pure level: the search must not take its eps as eps_upper."""
+    from hybrid.searcher.proof_stage import prove_stage
+    from verifiers.prover import gaussian
+
+    program = catalogue.get("gaussian_mechanism").trace()
+    approximate = gaussian.attempt(program, Fraction(1))
+    assert isinstance(approximate, Proof) and approximate.delta > 0
+    monkeypatch.setattr("verifiers.prover.prove.prove", lambda *a, **k: approximate)
+    s = Search(program, precision=1e-3, claimed_eps=None, seed=0, budget=Budget(), backend="auto",
+               global_check=None, progress=lambda m: None)
+    prove_stage(s, program)
+    assert s.proof is None and s.proved_upper is None and "delta" in s.no_proof[0].reason
+
+
+@pytest.mark.parametrize("mechanism, params, shifts", [
+    ("gaussian_mechanism", {"sigma": 1.0}, {"1": {"const": "0", "d": {"0": "1"}}}),
+    ("rr", {"n": 2}, {}),
+])
+def test_an_alignment_file_for_other_noise_is_rejected(capsys, tmp_path, mechanism, params, shifts):
+    """A hand-made alignment proof of pure 1-DP for the Gaussian mechanism (no pure DP at any eps:
+    P(Z > 11) / P(Z > 12) > e^9 for x = 1 against x' = 0) used to be confirmed: the checker costed
+    a Gaussian shift like a Laplace one.  Discrete noise made the checker crash."""
+    assert math.erfc(11 / math.sqrt(2)) > math.exp(9) * math.erfc(12 / math.sqrt(2))
+    path = tmp_path / "fake.json"
+    path.write_text(json.dumps({"kind": "dphybrid-proof", "rule": "alignment", "mechanism": mechanism,
+                                "params": params, "eps": "1", "evidence": {
+                                    "eps": "1", "paths": [{"decisions": {}, "shifts": shifts, "cost": "1"}]}}))
+    code, out, _ = run(capsys, "certify", str(path), "--json")
+    d = json.loads(out)
+    assert code == 0 and not d["confirmed"] and "no pure-DP cost" in d["problem"]

@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 from samplers import catalogue
-from samplers.lang import custom, ints, laplace, mechanism
+from samplers.lang import argmax, custom, ints, ite, laplace, mechanism, one_differ
 from verifiers.prover import alignment
 from verifiers.prover.linear import Lin
 from verifiers.prover.neighbourhood import Differences
@@ -195,3 +195,83 @@ def test_replace_one_covers_the_declared_domain():
     proof = prove(counts.trace(), rules=["alignment"])
     assert isinstance(proof, Proof) and proof.eps == Fraction(3, 2)  # a record moves by up to 3
     assert "declared domain" in proof.evidence["covers"]
+
+
+# -- regressions from the prover audit: proofs from outside (files) are confirmed on every path
+
+
+def _released_on_one_path(m: int, target: int):
+    """argmax of m pure-noise draws (no input: those paths cost nothing), and x[0] + Laplace(10)
+    released only when the argmax is ``target``: exactly 1/10-DP (closed form: on that event
+    of probability 1/m the release is the Laplace mechanism, elsewhere nothing reads x)."""
+
+    @mechanism(domain=ints(lo=0, hi=1, size=1), neighbours=one_differ)
+    def released(x, *, m=m, target=target):
+        k = argmax([laplace(1) for _ in range(m)])
+        return (k, ite(k == target, x[0] + laplace(10), 0))
+
+    return released.trace()
+
+
+def _without_shifts(proof: Proof) -> Proof:
+    """The proof with every shift dropped: it claims eps 0."""
+    paths = [dict(p, shifts={}, cost="0", alignment=["no draw shifted"]) for p in proof.evidence["paths"]]
+    return _tampered(proof, paths=paths, eps="0")
+
+
+def test_confirm_discharges_every_path_the_checker_samples(monkeypatch):
+    """The checker re-asks z3 on a sample of the paths (12; 2 past 300 nodes; none past 1000) and
+    runs random draws; a proof file is confirmed on every path.  With the sampling cut to its
+    large-program setting (2 paths, and no random runs) the checker accepts eps 0 for a 1/10-DP
+    program; confirm must not."""
+    from verifiers.prover import alignment_check
+
+    program = _released_on_one_path(12, 5)
+    proof = alignment.attempt(program, None)
+    assert isinstance(proof, Proof) and proof.eps == Fraction(1, 10)
+    assert alignment.confirm(program, proof) is None
+    fake = _without_shifts(proof)
+    monkeypatch.setattr(alignment_check, "Z3_PATHS", 2)
+    monkeypatch.setattr(alignment_check, "TRIALS", 0)
+    assert alignment_check.check(program, fake) is None  # what sampling alone lets through
+    problem = alignment.confirm(program, fake)
+    assert problem is not None and "%" in problem and "output 1" in problem
+
+
+@pytest.mark.slow
+def test_confirm_rejects_a_tampered_proof_the_sampling_checker_accepts():
+    """The same at its real size: 300 paths and 308 nodes, so the checker's z3 sees 2 paths and its
+    80 random runs (seed 0) never take the one path that releases x[0]."""
+    from verifiers.prover import alignment_check
+
+    program = _released_on_one_path(300, 150)
+    proof = alignment.attempt(program, None)
+    fake = _without_shifts(proof)
+    assert alignment_check.check(program, fake) is None
+    assert alignment.confirm(program, fake) is not None
+
+
+def test_confirm_refuses_foreign_shifts_and_delta():
+    program = _program("svt1", n=3)
+    proof = alignment.attempt(program, None)
+    paths = [dict(p) for p in proof.evidence["paths"]]
+    paths[0] = dict(paths[0], shifts={**paths[0]["shifts"], "0": {"const": "1", "d": {}}})  # node 0 is an input
+    assert "no draw" in alignment.confirm(program, _tampered(proof, paths=paths))
+    assert "delta" in alignment.confirm(program, dataclasses.replace(proof, delta=Fraction(-1)))
+
+
+def test_a_comparison_of_a_noisy_value_with_itself_is_no_decision():
+    """(1 + e) + 1/2 < 1 + e is false for every draw.  It used to be split like a decision whose
+    outcome 1 has no path, so the checker (every outcome followed) rejected the synthesised proof.
+    The output is x[1] + Laplace(2) < 0: the Laplace mechanism's threshold, 1/2-DP."""
+
+    @mechanism(domain=ints(lo=0, hi=1, size=2), neighbours=one_differ)
+    def same_noise(x):
+        e = laplace(2)
+        never = (1 + e) + 0.5 < 1 + e
+        return (x[1] + e < ite(never, x[0] + 0.5 * e - 1, 0),)
+
+    program = same_noise.trace()
+    proof = prove(program, rules=["alignment"])
+    assert isinstance(proof, Proof) and proof.eps == Fraction(1, 2)
+    assert alignment.confirm(program, proof) is None

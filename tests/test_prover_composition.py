@@ -16,7 +16,7 @@ import pytest
 
 from randprog import Prog, build, random_program
 from samplers import catalogue
-from samplers.lang import all_differ, custom, flip, ints, laplace, mechanism
+from samplers.lang import all_differ, custom, flip, ints, ite, laplace, mechanism
 from verifiers.enumerate import Enumerator
 from verifiers.prover import composition
 from verifiers.prover.proof import NoProof, Proof
@@ -254,3 +254,18 @@ def test_a_custom_relation_needs_one_part_reading_every_input():
     p = prove(program, rules=["composition"])
     assert isinstance(p, Proof) and p.evidence["combine"] == "single"
     assert p.ratio == Enumerator(program).global_epsilon().ratio == 3
+
+
+def test_a_declared_symmetry_is_not_relied_on():
+    """symmetric=True lets a sweep visit sorted inputs only, and is only spot-checked.  This program
+    is not symmetric: at x = (5, 0, 0) it outputs 1 with probability 3/4, at its all_differ
+    neighbour (4, 1, 1) never (by hand: eps-DP for no eps).  Both inputs are unsorted, so the
+    sorted sweep never compared them and the rule used to prove eps = 0."""
+
+    @mechanism(domain=ints(lo=0, hi=5, size=3), neighbours=all_differ, symmetric=True)
+    def liar(x):
+        return ite((x[0] == 5) & (x[1] == 0) & (x[2] == 0), flip("3/4"), 0)
+
+    found = prove(liar.trace())
+    assert isinstance(found, list)
+    assert any("impossible under a neighbour input" in n.reason for n in found if n.rule == "composition")

@@ -4,6 +4,7 @@ no proof for path-dependent alignments, and a checker that rejects a wrong delta
 from __future__ import annotations
 
 import dataclasses
+import math
 from fractions import Fraction
 
 import mpmath
@@ -61,3 +62,102 @@ def test_checker_rejects_a_smaller_delta():
 def test_no_claim_or_no_gaussian():
     assert isinstance(rule.attempt(catalogue.get("gaussian_mechanism").trace(), None), NoProof)
     assert isinstance(rule.attempt(catalogue.get("laplace").trace(), Fraction(1)), NoProof)
+
+
+# -- regressions from the prover audit: a Gaussian proof file must be re-checked completely
+
+
+def _upper_tail(t: float) -> float:
+    """P(N(0, 1) > t)."""
+    return 0.5 * math.erfc(t / math.sqrt(2))
+
+
+def test_a_zero_delta_is_not_confirmed_for_the_gaussian_mechanism():
+    """The Gaussian mechanism is (9, 0)-DP for no sensitivity-1 query: with x = 1, x' = 0 and
+    E = {out > 12}, P(E|x) / P(E|x') = P(Z > 11) / P(Z > 12) > e^9 (closed form).  The checker
+    used to accept delta 0 in place of Balle and Wang's ~1e-18 (a 1e-12 tolerance)."""
+    assert _upper_tail(11) > math.exp(9) * _upper_tail(12)
+    program = catalogue.get("gaussian_mechanism").trace(sigma=1.0)
+    proof = prove(program, Fraction(9), rules=["gaussian"])
+    assert isinstance(proof, Proof) and 0 < proof.delta < 1e-15
+    assert rule.check(program, proof) is None
+    assert rule.check(program, dataclasses.replace(proof, delta=Fraction(0))) is not None
+    assert rule.check(program, dataclasses.replace(proof, delta=math.nextafter(float(proof.delta), 0) / 2)) is not None
+
+
+def _noisy_max_law(x, sigma: float, out: int):
+    """P(argmax_i (x_i + N(0, sigma^2)) = out), by mpmath quadrature (one integral)."""
+    with mpmath.workdps(30):
+        def density(t):
+            others = [mpmath.ncdf((t - v) / sigma) for i, v in enumerate(x) if i != out]
+            return mpmath.npdf(t, x[out], sigma) * mpmath.fprod(others)
+        return mpmath.quad(density, [-mpmath.inf, -50, 0, 50, mpmath.inf])
+
+
+def test_a_proof_without_shifts_is_not_confirmed_for_gaussian_noisy_max():
+    """Gaussian noisy max releases the index of a noisy maximum: no pure DP at any eps.  Here
+    (x = (0, 0, 0) against x' = (1, -1, -1), output 0, sigma = 1) the exact ratio is far above
+    e^(1/100); a hand-made "proof" with no shift and delta 0 used to be confirmed, since its
+    random runs rarely change the argmax at sigma = 100 (checked: it names no decision)."""
+    program = catalogue.get("gaussian_noisy_max").trace(sigma=1.0, n=3)
+    ratio = _noisy_max_law((1, -1, -1), 1.0, 0) / _noisy_max_law((0, 0, 0), 1.0, 0)
+    assert ratio > math.exp(0.01)
+    fake = Proof("gaussian", program.name, dict(program.params), Fraction(1, 100),
+                 {"shifts": {}, "sensitivity_squared": "0"}, delta=Fraction(0))
+    problem = rule.check(program, fake)
+    assert problem is not None and "argmax" in problem
+    wide = catalogue.get("gaussian_noisy_max").trace(sigma=100.0, n=3)
+    assert rule.check(wide, dataclasses.replace(fake, params=dict(wide.params))) is not None
+
+
+def test_a_shift_that_changes_an_output_is_not_confirmed():
+    program = gaussian_pair.trace()
+    proof = rule.attempt(program, Fraction(1))
+    ev = proof.evidence
+    assert rule.check(program, proof) is None
+    # draw the second shift from the first coordinate: outputs change for d[0] != d[1]
+    crossed = {e: {"const": "0", "d": {"0": "1"}} for e in ev["shifts"]}
+    assert "changes" in rule.check(program, dataclasses.replace(proof, evidence=dict(ev, shifts=crossed)))
+
+
+@mechanism(domain=ints(lo=0, hi=1, size=14), neighbours=all_differ)
+def separate_counts(x, *, sigma=1.0):
+    return tuple(xi + gaussian(sigma) for xi in x)
+
+
+def test_sensitivity_is_exact_beyond_twelve_coordinates():
+    """14 released counts under all_differ: D^2 = 14 exactly (every count moves by 1 at once).
+    The checker used to check D^2 only at random differences past 12 coordinates, so an
+    evidence claiming 13 (and its smaller delta) was accepted."""
+    program = separate_counts.trace()
+    proof = rule.attempt(program, Fraction(1))
+    assert isinstance(proof, Proof) and proof.evidence["sensitivity_squared"] == "14"
+    assert rule.check(program, proof) is None
+    low = rule.analytic_delta(Fraction(13), Fraction(1))
+    assert low < proof.delta
+    tampered = dataclasses.replace(proof, delta=low, evidence=dict(proof.evidence, sensitivity_squared="13"))
+    assert rule.check(program, tampered) is not None
+
+
+def test_many_coupled_coordinates_are_a_no_proof_not_an_exception():
+    @mechanism(domain=ints(lo=0, hi=1, size=13), neighbours=all_differ)
+    def summed(x, *, sigma=1.0):
+        return sum(x) + gaussian(sigma)
+
+    found = rule.attempt(summed.trace(), Fraction(1))
+    assert isinstance(found, NoProof) and "coupling 13" in found.reason
+
+
+@pytest.mark.parametrize("d2,eps", [(Fraction(1), Fraction(9)), (Fraction(1, 10**6), Fraction(1)),
+                                    (Fraction(4), Fraction(1, 2)), (Fraction(1, 10**12), Fraction(30)),
+                                    (Fraction(1, 10**100), Fraction(3, 10**49))])
+def test_delta_is_rounded_up(d2, eps):
+    """The float delta is at least Balle and Wang's value (mpmath at 200 digits as reference), also
+    where the two terms cancel to many digits (D = 1e-50, eps = 3e-49: 1.63e-249, which 50-digit
+    mpmath used to give as -1.47e-246) or the value is below every positive float."""
+    got = rule.analytic_delta(d2, eps)
+    with mpmath.workdps(200):
+        d, e = mpmath.sqrt(mpmath.mpf(d2.numerator) / d2.denominator), mpmath.mpf(eps.numerator) / eps.denominator
+        true = mpmath.ncdf(d / 2 - e / d) - mpmath.exp(e) * mpmath.ncdf(-d / 2 - e / d)
+        assert got > 0 and mpmath.mpf(got) >= true
+        assert true < 1e-300 or mpmath.mpf(got) <= true * (1 + mpmath.mpf(2) ** -50)  # tight where floats are

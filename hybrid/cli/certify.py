@@ -9,8 +9,8 @@ from hybrid.cli import argtypes
 from hybrid.cli.common import add_json_flag, emit_json, no_result
 from hybrid.cli.progress import progress_reporter
 from hybrid.cli.render import event_text, params_text
-from hybrid.formats import (enclosure_str, eps_text, exact_str, lower_str, proved_upper_str, ratio_lower_str,
-                            upper_str)
+from hybrid.formats import (delta_text, enclosure_str, eps_text, exact_str, lower_str, proved_upper_str,
+                            ratio_lower_str, upper_str)
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -78,8 +78,8 @@ def _proof(check: dict, as_json: bool) -> int:
         return 0
     head = f"{check['mechanism']} {params_text(check['params'])}: proof by the {check['rule']} rule"
     if check["confirmed"]:
-        print(f"{head} confirmed: eps <= {proved_upper_str(check['eps_upper'], check['eps'])} for every input "
-              f"({check['file']})")
+        print(f"{head} confirmed: eps <= {proved_upper_str(check['eps_upper'], check['eps'])}{delta_text(check['delta'])} "
+              f"for every input ({check['file']})")
     else:
         print(f"{head} REJECTED: {check['problem']} ({check['file']})")
     return 0

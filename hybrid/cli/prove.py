@@ -59,14 +59,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(d: dict[str, Any], domain: str, eps: Any) -> None:
-    from hybrid.formats import eps_text, proved_upper_str
+    from hybrid.formats import delta_text, eps_text, proved_upper_str
 
     head = f"{d['mechanism']} {params_text(d['params'])}"
     if d["proved"]:
         p = d["proof"]
         exact = f"e^eps = {p['ratio']}, " if "ratio" in p else ""
-        print(f"{head}: {exact}eps <= {proved_upper_str(p['eps_upper'], p['eps'])} proved for every input of {domain} "
-              f"by the {p['rule']} rule, confirmed by its independent checker")
+        print(f"{head}: {exact}eps <= {proved_upper_str(p['eps_upper'], p['eps'])}{delta_text(p['delta'])} proved for "
+              f"every input of {domain} by the {p['rule']} rule, confirmed by its independent checker")
         print(f"  {p['solver']}")
         if "written" in d:
             print(f"  proof written to {d['written']} (re-check: dphybrid certify {d['written']})")

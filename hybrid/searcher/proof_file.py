@@ -3,7 +3,8 @@
 A proof file is the proof's JSON (:meth:`verifiers.prover.proof.Proof.to_json`) under
 ``"kind": "dphybrid-proof"``.  Re-checking trusts nothing in it: the mechanism is traced
 again from the catalogue with the file's parameters, and the rule's independent checker
-re-derives the evidence against that program.  A file that claims to be a proof but is
+re-derives the evidence against that program, completely (the rule's ``confirm``: the
+alignment checker alone re-asks z3 on a sample of the paths).  A file that claims to be a proof but is
 malformed, or names an unknown rule or mechanism, is a :class:`ProofFileError`.
 
 :func:`out_path` checks where a proof will be written before the work starts: a file
@@ -23,7 +24,7 @@ from hybrid.out_files import writable
 from samplers import catalogue
 from samplers.errors import DPHybridError
 from samplers.readers import parse_json, read_text
-from verifiers.prover.proof import Proof
+from verifiers.prover.proof import Proof, number_json
 from verifiers.prover.prove import RULES
 
 KIND = "dphybrid-proof"
@@ -77,7 +78,8 @@ def recheck(data: dict[str, Any], source: str) -> dict[str, Any]:
     mech = catalogue.get(proof.mechanism)
     params = mech.params(**proof.params)
     program = mech.trace(**params)
-    problem = importlib.import_module(RULES[proof.rule]).check(program, proof)
+    problem = importlib.import_module(RULES[proof.rule]).confirm(program, proof)
     return {"kind": "proof-check", "file": source, "mechanism": mech.name, "params": params_to_json(params),
             "rule": proof.rule, "eps": data.get("eps"), "eps_upper": proof.eps_upper,
+            "delta": number_json(proof.delta),
             "ratio": data.get("ratio"), "confirmed": problem is None, "problem": problem}

@@ -43,6 +43,10 @@ def prove_stage(s: Search, program: Program) -> None:
     except DPHybridError as e:  # a limit inside a rule (memory, a solver): no proof, and why
         s.no_proof = [NoProof(f"the prover stopped: {e}")]
         return
+    if isinstance(found, Proof) and found.delta != 0:  # (eps, delta) bounds no pure level
+        s.no_proof = [NoProof(f"the {found.rule} rule proves (eps, delta)-DP only, with delta = {found.delta}",
+                              rule=found.rule)]
+        return
     if isinstance(found, Proof):
         s.proof = found
         s.proved_upper = found.eps_upper if s.proved_upper is None else min(s.proved_upper, found.eps_upper)

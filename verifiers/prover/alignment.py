@@ -12,7 +12,9 @@ cost ``sum |a_e| / b_e`` (Laplace scale ``b``; exponential noise: ``a_e / b_e`` 
 
 ``attempt(program, None)`` proves the largest path cost (exact, a Fraction: scales at
 their exact binary value); ``attempt(program, eps)`` proves ``eps`` or says which path
-and which draw or decision stopped it.
+and which draw or decision stopped it.  :func:`confirm` re-checks a proof nobody vouches
+for (a proof file): the independent checker, then every path's conditions discharged
+again with the proof's own shifts.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import z3
 from samplers import deadline
 from samplers.lang.exact import fraction_str
 from samplers.lang.ir import Program
-from verifiers.prover.alignment_check import check  # noqa: F401  (the rule's independent checker)
+from verifiers.prover.alignment_check import check  # the rule's independent checker
 from verifiers.prover.conditions import Discharger, discharge
 from verifiers.prover.linear import Lin, render
 from verifiers.prover.neighbourhood import differences
@@ -104,3 +106,39 @@ def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
     }
     solver = f"z3 {z3.get_version_string()}: unsat to {len(z.answers)} distinct queries ({z.asked} conditions)"
     return Proof(RULE, program.name, dict(program.params), level, evidence, solver=solver)
+
+
+def _listed_shifts(evidence: dict[str, Any]) -> dict[frozenset, dict[int, Lin]]:
+    """The evidence's shifts per path, keyed by the path's outcomes (the checker has vetted them:
+    draws of the program, differences of its inputs)."""
+    return {frozenset((int(k), int(v)) for k, v in p["decisions"].items()):
+            {int(e): Lin(Fraction(s["const"]), {("d", int(i)): Fraction(k) for i, k in s["d"].items()})
+             for e, s in p["shifts"].items()}
+            for p in evidence["paths"]}
+
+
+def confirm(program: Program, proof: Proof) -> str | None:
+    """None when a proof from outside holds: the independent checker (which re-asks z3 on a
+    sample of the paths only, and on none past its size limit) and then, for *every* path
+    of the program, z3's unsat to each condition of the proof's own shifts at its eps."""
+    problem = check(program, proof)
+    if problem is not None:
+        return problem
+    try:
+        laws, diffs = noise_laws(program), differences(program)
+        listed = _listed_shifts(proof.evidence)
+        eps = Fraction(proof.evidence["eps"])
+        z = Discharger(diffs)
+        for path in paths(program):
+            deadline.check("while confirming an alignment proof")
+            shifts = listed.get(frozenset(path.decisions.items()))
+            if shifts is None:
+                return f"path {_path_label(path.decisions)} of the program is not in the proof"
+            problem = discharge(path, shifts, laws, eps, z)
+            if problem is not None:
+                return f"path {_path_label(path.decisions)}: {problem}"
+    except Unsupported as exc:
+        return f"the program has no alignment proof: {exc.reason}"
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"malformed alignment evidence ({type(exc).__name__}: {exc})"
+    return None

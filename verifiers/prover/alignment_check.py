@@ -93,9 +93,19 @@ def _shift(s: tuple[Fraction, dict[int, Fraction]], d: list[int]) -> Fraction:
     return s[0] + sum((k * d[i] for i, k in s[1].items()), Fraction(0))
 
 
+ALIGNED = ("laplace", "exponential")  # the laws whose shift by a costs |a| / b (a >= 0 when one-sided)
+
+
 def _laws(program: Program) -> dict[int, tuple[str, Fraction]]:
-    return {i: (n.op, Fraction(n.attr)) for i, n in enumerate(program.nodes)
-            if n.op in ("laplace", "exponential", "gaussian")}
+    return {i: (n.op, Fraction(n.attr)) for i, n in enumerate(program.nodes) if n.op in ALIGNED}
+
+
+def _unaligned(program: Program) -> str | None:
+    """The first draw whose law has no alignment cost (Gaussian: unbounded loss; discrete: bounded support)."""
+    for i, n in enumerate(program.nodes):
+        if n.op in ("gaussian", "draw", "geom"):
+            return f"node %{i} draws {n.op} noise: a shift of it has no pure-DP cost"
+    return None
 
 
 def _neighbour(program: Program, x: list[int], rng: random.Random) -> list[int]:
@@ -311,9 +321,21 @@ def check_cover(program: Program, paths: list) -> str | None:
 
 def check(program: Program, proof: Any) -> str | None:
     """None when both the runs and z3 confirm the alignment proof, else what failed."""
-    eps, paths = _read(proof)
+    try:
+        eps, paths = _read(proof)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return f"malformed alignment evidence ({type(exc).__name__}: {exc})"
     if proof.eps != eps:
         return f"the proof claims {proof.eps} but its evidence proves {eps}"
+    if proof.delta != 0:
+        return f"an alignment proves pure eps-DP, the proof says delta = {proof.delta}"
+    unaligned = _unaligned(program)
+    if unaligned is not None:
+        return unaligned
+    draws, n = _laws(program), program.domain.size
+    for dec, shifts in paths:
+        if any(e not in draws or any(not 0 <= i < n for i in s[1]) for e, s in shifts.items()):
+            return f"a path ({dec}) shifts a node that is no draw or names an input the program does not have"
     try:
         problem = check_cover(program, paths) or check_runs(program, eps, paths)
         if problem is None and len(program.nodes) <= Z3_NODES:

@@ -54,11 +54,10 @@ def _cut(program: Program, outputs: list[int], inputs: list[int], candidates: li
         n = program.nodes[old]
         attr = rename[n.attr] if n.op == "input" else n.attr
         nodes.append(Node(n.op, tuple(new[a] for a in n.args), attr, n.lo, n.hi, n.kind, n.bottom))
-    whole = len(inputs) == program.domain.size and inputs == list(range(program.domain.size))
     dom = Domain(tuple(program.domain.lo[i] for i in inputs), tuple(program.domain.hi[i] for i in inputs))
     return Program(name=f"{program.name}[part]", params=program.params, nodes=tuple(nodes),
                    outputs=tuple(new[program.outputs[p]] for p in outputs), tuple_output=program.tuple_output,
-                   domain=dom, neighbours=program.neighbours, symmetric=program.symmetric and whole)
+                   domain=dom, neighbours=program.neighbours, symmetric=False)  # every pair
 
 
 def _proved_level(sub: Program, info: dict[str, Any]) -> Fraction | str:
@@ -70,7 +69,7 @@ def _proved_level(sub: Program, info: dict[str, Any]) -> Fraction | str:
         return f"a part's proof is by {proof.rule!r}, not another registered rule"
     if proof.delta != 0:
         return "a part's proof is not pure eps-DP"
-    problem = importlib.import_module(RULES[proof.rule]).check(sub, proof)
+    problem = importlib.import_module(RULES[proof.rule]).confirm(sub, proof)  # a file's sub-proof: every condition
     if problem is not None:
         return f"the {proof.rule} checker rejects a part's proof: {problem}"
     if Fraction(proof.eps) != Fraction(number_from_json(info["eps"])):

@@ -238,6 +238,13 @@ class _Evaluation:
         if n.op in COMPARE or n.op in DECIDED_BY_SHAPE:
             if n.op == "clamp" and n.attr[0] == n.attr[1]:
                 return _concrete(n.attr[0])
+            if n.op in COMPARE or n.op in ("min", "max"):
+                a, b = (_lin(v, i) for v in args)
+                if (a - b).is_const:  # the same noisy value on both sides: no decision to split
+                    gap = (a - b).const
+                    if n.op in COMPARE:
+                        return _concrete(evaluate(n.op, n.attr, [gap, Fraction(0)]))
+                    return a if (gap <= 0 if n.op == "min" else gap >= 0) else b
             if i not in decisions:
                 self.open.add(i)
                 return _range(n, args)

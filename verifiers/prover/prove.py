@@ -5,11 +5,16 @@ Each rule is a module listed in :data:`RULES` with two functions:
 * ``attempt(program, eps) -> Proof | NoProof`` -- prove ``eps``-DP (``eps`` a ``Fraction``),
   or, with ``eps=None``, the smallest level the rule can prove;
 * ``check(program, proof) -> str | None`` -- the independent re-check, sharing no code
-  with ``attempt``'s synthesis: ``None`` when it confirms, else what failed.
+  with ``attempt``'s synthesis: ``None`` when it confirms, else what failed;
+* ``confirm(program, proof) -> str | None`` -- the re-check of a proof nobody vouches for
+  (a proof file, a part's proof inside one): ``check`` and whatever it leaves to
+  ``attempt`` (the alignment checker re-asks z3 on a sample of the paths; ``confirm``
+  discharges every path's conditions again).
 
 :func:`prove` runs the rules in order under a time limit (:mod:`samplers.deadline`; a
 rule stopped by it gives a :class:`NoProof` saying so) and returns the proof with the
-smallest eps that its checker confirmed, or the reasons every rule gave.
+smallest eps that its checker confirmed (a pure eps-DP proof before any (eps, delta) one),
+or the reasons every rule gave.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ RULES: dict[str, str] = {  # rule name -> module implementing attempt() and chec
 
 def prove(program: Program, eps: Fraction | None = None, *, rules: Sequence[str] | None = None,
           time_budget: float = 30.0) -> Proof | list[NoProof]:
-    """The checked proof with the smallest eps (at most ``eps`` when given), else why not."""
+    """The checked proof with the smallest eps (at most ``eps`` when given; pure DP first), else why not."""
     failures: list[NoProof] = []
     best: Proof | None = None
     with deadline.time_limit(time_budget):
@@ -51,6 +56,6 @@ def prove(program: Program, eps: Fraction | None = None, *, rules: Sequence[str]
                 failures.append(NoProof(f"the independent checker rejected the proof: {problem}",
                                         rule=name))
                 continue
-            if best is None or found.eps < best.eps:
+            if best is None or (found.delta != 0, found.eps) < (best.delta != 0, best.eps):
                 best = replace(found, checked=True)
     return best if best is not None else failures
