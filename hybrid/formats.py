@@ -119,6 +119,13 @@ def proved_upper_str(upper: Any, exact_eps: Any = None, digits: int = 6) -> str:
     return upper_str(upper, digits)
 
 
+def result_upper_str(r: dict[str, Any], digits: int = 6) -> str:
+    """A result's ``eps_upper`` for people (:func:`proved_upper_str`), with the proof's exact eps
+    only when the upper end is the proof's (a global verification's may be smaller)."""
+    from_proof = str(r.get("upper_source") or "").startswith("proof")
+    return proved_upper_str(r["eps_upper"], (r.get("proof") or {}).get("eps") if from_proof else None, digits)
+
+
 def delta_text(delta: Any) -> str:
     """``, delta <= ...`` (rounded up) for an (eps, delta) proof, nothing for pure DP (delta 0).
 

@@ -11,7 +11,7 @@ import pytest
 
 from hybrid.cli import main
 from hybrid.searcher.budget import Budget
-from hybrid.searcher.proof_stage import attach
+from hybrid.searcher.proof_stage import ContradictoryBounds, attach
 from hybrid.searcher.state import Search, SearchResult
 from samplers import catalogue
 from verifiers.prover.proof import Proof
@@ -151,14 +151,14 @@ def test_an_exact_global_upper_is_kept_beside_the_proof():
     assert r.eps_upper == pytest.approx(math.log(2)) and r.proved_dp is True
 
 
-def test_an_upper_below_the_certified_lower_is_an_assertion():
+def test_an_upper_below_the_certified_lower_is_an_error():
     program = catalogue.get("rr").trace(n=2)
     s = Search(program, precision=1e-3, claimed_eps=None, seed=0, budget=Budget(), backend="auto",
                global_check=None, progress=lambda m: None)
     s.proof = Proof(rule="composition", mechanism="rr", params={}, eps=0.5, evidence={})
     result = SearchResult(mechanism="rr", params={}, certified=True, eps_lower=1.0986, ratio=3, witness=None,
                           backend="enumerate", precision=1e-3, seed=0)
-    with pytest.raises(AssertionError, match="unsound"):
+    with pytest.raises(ContradictoryBounds, match="unsound"):
         attach(s, result)
 
 

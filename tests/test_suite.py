@@ -105,13 +105,17 @@ def test_report_has_a_proved_upper_column():
     def row(result):
         return {"id": "r", "entry": {"mechanism": "m", "params": {}}, "status": "ok", "result": result, "elapsed": 1.0}
 
+    by_proof = "proof (alignment rule)"
     cols, cells = table([row({"eps_lower": 0.1746, "eps_upper": 0.17500000000000002, "certified": True,
-                              "proof": {"eps": "7/40"}}),
+                              "proof": {"eps": "7/40"}, "upper_source": by_proof}),
                          row({"eps_lower": 1.0986, "eps_upper": 1.09861228866811, "certified": True,
-                              "proof": {"eps": 1.09861228866811}}),
-                         row({"eps_lower": 0.5, "certified": True})])
+                              "proof": {"eps": 1.09861228866811}, "upper_source": by_proof}),
+                         row({"eps_lower": 0.5, "certified": True}),
+                         # a global verification's smaller upper end, the proof riding along: not the proof's eps
+                         row({"eps_lower": 0.1, "eps_upper": 0.12345678, "certified": True,
+                              "proof": {"eps": "7/40"}, "upper_source": "global verification"})])
     assert "proved upper" in cols
-    assert [c["proved upper"] for c in cells] == ["0.175", "1.0987", ""]
+    assert [c["proved upper"] for c in cells] == ["0.175", "1.0987", "", "0.1235"]
 
 
 @pytest.mark.parametrize("text, message", [

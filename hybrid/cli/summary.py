@@ -7,7 +7,7 @@ from typing import Any
 from rich.markup import escape
 
 from hybrid.cli.render import console, event_text, params_text, table
-from hybrid.formats import enclosure_str, lower_str, output_str, proved_upper_str, ratio_lower_str, upper_str
+from hybrid.formats import enclosure_str, lower_str, output_str, ratio_lower_str, result_upper_str, upper_str
 
 TABLE_EXACT = 64  # a table shows an exact ratio up to this many characters, else its value rounded down
 
@@ -26,8 +26,7 @@ def _event_cell(candidate: dict[str, Any]) -> str:
 def interval_line(r: dict[str, Any]) -> str:
     """``eps in [lower, upper]`` with the gap in percent of the upper end, and where the upper end is from."""
     lower, upper = r["eps_lower"], r["eps_upper"]
-    proof = r.get("proof") or {}
-    up = proved_upper_str(upper, proof.get("eps"))
+    up = result_upper_str(r)
     gap = "" if upper in (0, "inf") or lower == "inf" else f"gap {100 * (upper - lower) / upper:.2f}%; "
     source = r.get("upper_source") or "global verification"
     claim = "" if r.get("proved_dp") is None else f"; proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"

@@ -11,7 +11,7 @@ once the certified lower bound meets it).  A time cut is reported in ``limits_hi
 :func:`attach` puts the proof into the result: ``proof`` (its JSON, else the reasons in
 ``no_proof``, without their details) and ``eps_upper``,
 unless an exhaustive global check already gave an exact one (kept: it is at least as
-tight), and asserts the invariant ``eps_lower <= eps_upper``.
+tight), and checks the invariant ``eps_lower <= eps_upper`` (:class:`ContradictoryBounds`).
 """
 
 from __future__ import annotations
@@ -70,8 +70,12 @@ def attach(s: Search, result: SearchResult) -> SearchResult:
             result.upper_source = f"proof ({proof.rule} rule)"
         if s.claimed is not None and result.proved_dp is None:
             result.proved_dp = proof.eps_upper <= s.claimed
-    if result.eps_upper is not None and result.certified:
-        assert result.eps_lower <= result.eps_upper, (
-            f"unsound: certified eps_lower {result.eps_lower} above eps_upper {result.eps_upper} "
-            f"({result.upper_source})")
+    if result.eps_upper is not None and result.certified and result.eps_lower > result.eps_upper:
+        raise ContradictoryBounds(f"unsound: certified eps_lower {result.eps_lower} above eps_upper "
+                                  f"{result.eps_upper} ({result.upper_source})")
     return result
+
+
+class ContradictoryBounds(RuntimeError):
+    """A certified lower bound above a proved upper bound: one of them is wrong (a bug in dphybrid, not
+    bad input), so neither is reported.  Raised even under ``python -O``, unlike an assertion."""

@@ -14,7 +14,7 @@ import json
 import math
 from typing import Any, Sequence
 
-from hybrid.formats import lower_str, proved_upper_str, ratio_lower_str, upper_str
+from hybrid.formats import lower_str, ratio_lower_str, result_upper_str, upper_str
 from verifiers.ratio import parse_ratio
 
 
@@ -95,7 +95,7 @@ def table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, str
             "params": " ".join([f"{k}={val}" for k, val in entry.get("params", {}).items()] + _grown(r)),
             "claimed eps": _fmt(entry.get("claimed_eps"), 3),
             "eps lower bound": lower_str(r.get("eps_lower"), 4),
-            "proved upper": proved_upper_str(r["eps_upper"], (r.get("proof") or {}).get("eps"), 4)
+            "proved upper": result_upper_str(r, 4)
             if r.get("eps_upper") is not None else "",
             "exact ratio": ratio or "",
             "statistical interval": f"[{lower_str(stat[0], 4)}, {upper_str(stat[1], 4)}]" if stat else "",
