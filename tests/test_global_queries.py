@@ -64,15 +64,6 @@ def test_global_queries_agree(name, params):
     assert bdd.renyi(2).power_sum == ref.renyi(2).power_sum
 
 
-def test_symmetry_reduction_keeps_the_level():
-    program = catalogue.get("noisy_max_geom").trace(m=3)
-    full = BDDBackend(program)
-    full.program = type(program)(**{**program.__dict__, "symmetric": False})
-    reduced = BDDBackend(program).global_epsilon()
-    everything = full.global_epsilon()
-    assert reduced.ratio == everything.ratio and reduced.pairs < everything.pairs
-
-
 def test_exp_bracket_is_a_real_bracket():
     from verifiers.epsilon import exp_bracket
 

@@ -93,7 +93,7 @@ def test_noisy_max_distributions(noisy_max):
 
 def test_noisy_max_global_level(noisy_max):
     g = noisy_max.global_epsilon()
-    assert g.ratio == F(288, 73) and g.symmetric
+    assert g.ratio == F(288, 73) and g.pairs == 16564
     assert round(g.eps_lower, 7) == 1.3725010
     attains(noisy_max, g)
     assert sorted(g.x) == [1] * 5 and sorted(g.x_prime) == [0, 2, 2, 2, 2] and g.output == 1 + g.x_prime.index(0)

@@ -85,29 +85,21 @@ def test_bracket_describes_the_reported_witness(name, params):
     assert exact.pair_ratio(w["x"], w["x_prime"]) == r.ratio  # the witness pair's own level
 
 
-# -- 4. a declared symmetry is checked ------------------------------------------------------------
-def test_symmetric_needs_the_same_bounds_in_every_coordinate():
-    @mechanism(domain=ints(lo=0, hi=[2, 0], size=2), neighbours=all_differ, symmetric=True)
-    def lopsided(x):
-        return argmax([clamp(v + two_sided_geometric("1/2"), 0, 2) for v in x], ties="uniform")
-
-    with pytest.raises(LanguageError, match="same bounds"):
-        lopsided.trace()
-
-
+# -- 4. global sweeps rest on no declared symmetry --------------------------------------------------
 @pytest.mark.parametrize("backend", ("enumerate", "bdd"))
-def test_a_false_symmetry_claim_is_caught_before_the_sweep(backend):
-    @mechanism(domain=ints(lo=0, hi=2, size=2), neighbours=all_differ, symmetric=True)
+def test_a_global_sweep_visits_every_ordered_pair(backend):
+    """Only the first coordinate matters, so the worst pairs differ there and need not be sorted; the
+    sweep visits every ordered all_differ pair of {0..2}^2 and finds the truncated geometric's exact
+    level 1/a = 2.  By hand: a coordinate v has 2, 3, 2 values within 1 for v = 0, 1, 2, so there are
+    (2 + 3 + 2)^2 - 9 = 40 ordered pairs (the 9 equal ones left out)."""
+    @mechanism(domain=ints(lo=0, hi=2, size=2), neighbours=all_differ)
     def first_only(x):
         return clamp(x[0] + two_sided_geometric("1/2"), 0, 2)
 
-    with pytest.raises(LanguageError, match="symmetric"):
-        get_backend(first_only.trace(), backend).global_epsilon()
-
-
-def test_true_symmetry_passes_the_check():
-    g = get_backend(catalogue.get("noisy_max_geom").trace(m=3), "bdd").global_epsilon()
-    assert g.symmetric and g.ratio == Fraction(24, 7)
+    program = first_only.trace()
+    g = get_backend(program, backend).global_epsilon()
+    pairs = sum(1 for x in program.domain.points() for _ in program.neighbours.of(x, program.domain))
+    assert g.ratio == 2 and g.pairs == pairs == 40
 
 
 # -- 5. crashes that must be answers ----------------------------------------------------------------

@@ -8,15 +8,14 @@ faster (a BDD computes one event's probability without the whole distribution).
 Per pair of inputs: event probabilities, witness ratios, the largest single-output
 ratio, the decision "is there an output with ``P(o|x) > c P(o|x')``", the hockey-stick
 divergence (delta) and the Renyi sum.  Over every neighbour pair of the declared domain
-(only sorted ``x`` when the mechanism declares itself symmetric): the exact global
-epsilon with a witness, the global decision, delta(eps) and the Renyi divergence.
+(every pair: an upper bound never rests on an unchecked assumption such as a symmetry of the
+inputs): the exact global epsilon with a witness, the global decision, delta(eps) and the
+Renyi divergence.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from fractions import Fraction
@@ -26,7 +25,6 @@ from samplers import deadline
 from samplers.deadline import TimeLimitReached
 from samplers.errors import (
     DomainError,
-    LanguageError,
     ParameterError,
     UnsupportedByBackend,
 )
@@ -58,7 +56,6 @@ class GlobalEpsilon:
     x_prime: Point | None
     output: Output | None
     pairs: int  # ordered neighbour pairs examined
-    symmetric: bool  # whether only sorted x were examined
     stopped: str | None = None  # why the sweep stopped before every pair (a time limit), else None
 
     @property
@@ -152,11 +149,9 @@ def checked_pair(program: Program, x: Sequence[int], xp: Sequence[int]) -> tuple
 
 
 def neighbour_pairs(program: Program) -> Iterator[tuple[Point, Point]]:
-    """Ordered neighbour pairs of the domain; only sorted ``x`` for a symmetric program."""
+    """Every ordered neighbour pair of the domain."""
     dom, nb = program.domain, program.neighbours
     for x in dom.points():
-        if program.symmetric and any(a > b for a, b in zip(x, x[1:])):
-            continue
         for xp in nb.of(x, dom):
             yield x, xp
 
@@ -169,7 +164,6 @@ class ExactBackend(ABC):
     def __init__(self, program: Program) -> None:
         refuse_continuous(program, self.name)
         self.program = program
-        self._symmetry_checked = False
 
     def check_input(self, x: Sequence[int]) -> tuple[int, ...]:
         return self.program.domain.check(x)
@@ -245,15 +239,8 @@ class ExactBackend(ABC):
         once they pass a size (:data:`MAX_CACHED_INPUTS`), so a sweep's memory stays flat."""
 
     def neighbour_pairs(self) -> Iterator[tuple[Point, Point]]:
-        """:func:`neighbour_pairs` of the program, after preparing the backend for a sweep.
-
-        A program that declares itself symmetric is first spot-checked
-        (:func:`check_symmetry`): the sweep then skips unsorted inputs on its word.
-        """
+        """:func:`neighbour_pairs` of the program, after preparing the backend for a sweep."""
         self.prepare_sweep()
-        if self.program.symmetric and not self._symmetry_checked:
-            check_symmetry(self)
-            self._symmetry_checked = True
         return neighbour_pairs(self.program)
 
     def global_epsilon(self, progress: Progress | None = None) -> GlobalEpsilon:
@@ -281,7 +268,7 @@ class ExactBackend(ABC):
         except TimeLimitReached as e:
             stopped = f"{e} after {pairs} neighbour pairs"
         output = None if arg[0] is None else self._witness_output(*arg)
-        return GlobalEpsilon(best, *arg, output, pairs=pairs, symmetric=self.program.symmetric, stopped=stopped)
+        return GlobalEpsilon(best, *arg, output, pairs=pairs, stopped=stopped)
 
     def _witness_output(self, x: Point, xp: Point) -> Output | None:
         """An output attaining the pair's level (None if the time limit stops even that)."""
@@ -332,40 +319,6 @@ class ExactBackend(ABC):
                 if s == INF:
                     break
         return RenyiBound(alpha, best, *renyi_bracket(best, alpha), *arg, pairs=pairs)
-
-
-SYMMETRY_PROBES = 8
-
-
-def check_symmetry(backend: ExactBackend, probes: int = SYMMETRY_PROBES, seed: int = 0) -> None:
-    """Spot-check a declared symmetry exactly, or raise LanguageError with a counterexample.
-
-    Symmetry (permuting the input coordinates permutes only the output labels) lets a
-    sweep visit sorted inputs only.  On random neighbour pairs and permutations it must
-    keep the pair neighbours, each input's multiset of output probabilities, and the
-    pair's exact level in both directions.
-    """
-    program = backend.program
-    dom, nb = program.domain, program.neighbours
-    rng = random.Random(seed)
-    for _ in range(probes):
-        x = tuple(rng.randint(lo, hi) for lo, hi in zip(dom.lo, dom.hi))
-        options = list(itertools.islice(nb.of(x, dom), 64))
-        if not options:
-            continue
-        xp = rng.choice(options)
-        perm = list(range(dom.size))
-        rng.shuffle(perm)
-        px, pxp = tuple(x[i] for i in perm), tuple(xp[i] for i in perm)
-        same = (nb.contains(px, pxp)
-                and all(sorted(backend.distribution(a).values()) == sorted(backend.distribution(b).values())
-                        for a, b in ((x, px), (xp, pxp)))
-                and backend.pair_ratio(x, xp) == backend.pair_ratio(px, pxp)
-                and backend.pair_ratio(xp, x) == backend.pair_ratio(pxp, px))
-        if not same:
-            raise LanguageError(
-                f"{program.name} declares symmetric=True, but permuting the inputs {list(x)}, {list(xp)} "
-                f"to {list(px)}, {list(pxp)} changes their exact laws or level; drop symmetric=True")
 
 
 def output_order(o: Output) -> Any:

@@ -63,7 +63,7 @@ def to_json(v: Verification, mech: Any, params: dict[str, Any], precision: float
             eps_upper=value_to_json(r.eps_upper) if r.complete else None,
             witness=witness_to_json(mech.name, params, r.x, r.x_prime, [] if r.output is None else [r.output])
             if r.x is not None else None,
-            pairs=r.pairs, symmetric=r.symmetric,
+            pairs=r.pairs,
         )
         if enclosed:
             out.update(ratio_enclosure=r.ratio.to_json(), refined=r.decided)
@@ -120,7 +120,7 @@ def _print(d: dict[str, Any], v: Verification) -> None:
               f"over {d['pairs']} neighbour pairs of {d['domain']}")
     else:
         print(f"  exact e^eps = {d['ratio']}, eps in {eps} "
-              f"over {d['pairs']} neighbour pairs{' (sorted x: symmetric)' if d['symmetric'] else ''}")
+              f"over {d['pairs']} neighbour pairs")
     if r.x is not None:
         print(f"  witness x = {list(r.x)}, x' = {list(r.x_prime)}, output {output_str(r.output)}")
     if d["eps"] is not None:

@@ -93,7 +93,7 @@ def _noisy_values(x, n, a):
 
 @register
 @mechanism(domain=ints(lo=0, hi="n", size="m"), neighbours=all_differ, check=_tie_check,
-           symmetric=lambda p: p["tie"] == "uniform", claimed_eps=lambda p: 2 * _log_inv(p["a"]))
+           claimed_eps=lambda p: 2 * _log_inv(p["a"]))
 def noisy_max_geom(x, *, m=5, n=2, a="1/2", tie="uniform"):
     """Discrete report-noisy-max (FAIER, Liu, Wang and Zhang, Algorithm 2).
 
@@ -106,7 +106,7 @@ def noisy_max_geom(x, *, m=5, n=2, a="1/2", tie="uniform"):
 
 
 @register
-@mechanism(domain=ints(lo=0, hi="n", size="m"), neighbours=all_differ, symmetric=True,
+@mechanism(domain=ints(lo=0, hi="n", size="m"), neighbours=all_differ,
            claimed_eps=lambda p: 2 * _log_inv(p["a"]))
 def noisy_max_geom_value(x, *, m=5, n=2, a="1/2"):
     """Buggy discrete noisy max that releases the largest noisy value instead of its index.

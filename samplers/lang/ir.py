@@ -144,7 +144,6 @@ class Program:
     tuple_output: bool
     domain: Any  # samplers.lang.domain.Domain
     neighbours: Any  # samplers.lang.neighbours.Neighbours
-    symmetric: bool = False
     _meta: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     @property

@@ -86,7 +86,6 @@ class Mechanism:
         neighbours: Neighbours | Callable[[Mapping[str, Any]], Neighbours],
         name: str | None = None,
         aliases: tuple[str, ...] = (),
-        symmetric: bool | Callable[[Mapping[str, Any]], bool] = False,
         check: ParamCheck | None = None,
         claimed_eps: Callable[[Mapping[str, Any]], float] | None = None,
         length_param: str | None = None,
@@ -110,7 +109,6 @@ class Mechanism:
         self.doc = inspect.getdoc(fn) or ""
         self.domain_spec = domain
         self.neighbours_spec = neighbours
-        self.symmetric = symmetric
         self.check = check
         self.claimed_eps_fn = claimed_eps
         if length_param is not None and length_param not in self.defaults:
@@ -177,10 +175,6 @@ class Mechanism:
                 raise LanguageError(f"mechanism {self.name} returned an empty tuple")
             outs = [lift(v, isinstance(v, float)) for v in items]
         nodes, outs = b.finish(outs)
-        symmetric = bool(self.symmetric(params) if callable(self.symmetric) else self.symmetric)
-        if symmetric and (len(set(domain.lo)) > 1 or len(set(domain.hi)) > 1):
-            raise LanguageError(f"mechanism {self.name}: symmetric=True needs the same bounds in every "
-                                f"coordinate, but the domain is {domain.describe()}")
         return Program(
             name=self.name,
             params=tuple(params.items()),
@@ -189,7 +183,6 @@ class Mechanism:
             tuple_output=tuple_output,
             domain=domain,
             neighbours=neighbours,
-            symmetric=symmetric,
         )
 
 
@@ -199,15 +192,12 @@ def mechanism(
     neighbours: Neighbours | Callable[[Mapping[str, Any]], Neighbours],
     name: str | None = None,
     aliases: tuple[str, ...] = (),
-    symmetric: bool | Callable[[Mapping[str, Any]], bool] = False,
     check: ParamCheck | None = None,
     claimed_eps: Callable[[Mapping[str, Any]], float] | None = None,
     length_param: str | None = None,
 ) -> Callable[[Callable[..., Any]], Mechanism]:
     """Declare a mechanism: ``@mechanism(domain=ints(...), neighbours=one_differ)``.
 
-    ``symmetric`` declares that permuting the input coordinates permutes nothing but
-    the output labels, so exact global searches may restrict to sorted inputs.
     ``check`` validates a parameter set (raising ParameterError) before tracing, and
     ``claimed_eps`` gives the epsilon the mechanism is meant to satisfy (for suites), and
     ``length_param`` names the parameter that sets how many queries an unbounded-length
@@ -217,7 +207,7 @@ def mechanism(
     def wrap(fn: Callable[..., Any]) -> Mechanism:
         return Mechanism(
             fn, domain=domain, neighbours=neighbours, name=name, aliases=aliases,
-            symmetric=symmetric, check=check, claimed_eps=claimed_eps, length_param=length_param,
+            check=check, claimed_eps=claimed_eps, length_param=length_param,
         )
 
     return wrap

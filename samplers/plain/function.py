@@ -94,7 +94,6 @@ class PlainMechanism(Mechanism):
                     if p.default is p.empty else p.default
         self.domain_spec = ints(lo=lo, hi=hi, size=size)
         self.neighbours_spec = neighbours_named(neighbours)
-        self.symmetric = False
         self.check = None
         self.claimed_eps_fn = (lambda p: p["epsilon"]) if "epsilon" in self.defaults else None
         self.length_param = None

@@ -50,5 +50,5 @@ def lower_argmax(program: Program) -> Program:
     return Program(
         name=program.name, params=program.params, nodes=tuple(nodes), outputs=tuple(outs),
         tuple_output=program.tuple_output, domain=program.domain,
-        neighbours=program.neighbours, symmetric=program.symmetric,
+        neighbours=program.neighbours,
     )

@@ -118,7 +118,6 @@ class GlobalLevel:
     pairs: int
     level: int
     decided: bool
-    symmetric: bool  # the sweep visited sorted inputs only (never, see ContinuousBackend.sweep_pairs)
 
     @property
     def complete(self) -> bool:
@@ -339,14 +338,8 @@ class ContinuousBackend:
 
     # -- every neighbour pair -------------------------------------------------------------
     def sweep_pairs(self, domain: Domain | None = None) -> Iterator[tuple[Point, Point]]:
-        """Every ordered neighbour pair of ``domain`` (default: the declared one).
-
-        A declared symmetry is not used: enclosures cannot check it the way the exact
-        backends do, and an upper bound over sorted inputs only of a mechanism that is not
-        symmetric would prove DP falsely.
-        """
-        program = dataclasses.replace(self.program, symmetric=False,
-                                      domain=self.program.domain if domain is None else domain)
+        """Every ordered neighbour pair of ``domain`` (default: the declared one)."""
+        program = dataclasses.replace(self.program, domain=self.program.domain if domain is None else domain)
         return neighbour_pairs(program)
 
     def global_epsilon(self, precision: float = 1e-3, domain: Domain | None = None,
@@ -368,9 +361,9 @@ class ContinuousBackend:
             if best is None or v.ratio.lo > best[2].ratio.lo:
                 best = (x, xp, v)
         if best is None:
-            return GlobalLevel(RatioEnclosure(Fraction(0), Fraction(0)), None, None, None, 0, 0, True, False)
+            return GlobalLevel(RatioEnclosure(Fraction(0), Fraction(0)), None, None, None, 0, 0, True)
         x, xp, v = best
-        return GlobalLevel(RatioEnclosure(v.ratio.lo, hi), x, xp, v.output, pairs, level, decided, False)
+        return GlobalLevel(RatioEnclosure(v.ratio.lo, hi), x, xp, v.output, pairs, level, decided)
 
     def trim(self) -> None:
         """Forget the per-input paths and enclosures once they pass a size (all together: the

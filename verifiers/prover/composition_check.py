@@ -57,7 +57,7 @@ def _cut(program: Program, outputs: list[int], inputs: list[int], candidates: li
     dom = Domain(tuple(program.domain.lo[i] for i in inputs), tuple(program.domain.hi[i] for i in inputs))
     return Program(name=f"{program.name}[part]", params=program.params, nodes=tuple(nodes),
                    outputs=tuple(new[program.outputs[p]] for p in outputs), tuple_output=program.tuple_output,
-                   domain=dom, neighbours=program.neighbours, symmetric=False)  # every pair
+                   domain=dom, neighbours=program.neighbours)
 
 
 def _proved_level(sub: Program, info: dict[str, Any]) -> Fraction | str:
