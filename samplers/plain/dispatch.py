@@ -234,11 +234,8 @@ def _number(v: Any) -> Any:
 def _reduce(uf: Any, a: Any) -> Any:
     what = f"np.{uf.__name__}.reduce"
     items = _items(a, what)
-    if uf in (np.logical_and, np.logical_or):  # a single value is not combined with anything: check it here
-        if any(isinstance(v, Sym) and not v.node.is_bool for v in items):
-            raise untraceable(f"{what} (np.any / np.all) of symbolic values that are not booleans; compare them "
-                              "first (a != 0)", what)
-        items = [wrap(v, True) if isinstance(v, Sym) else v for v in items]
+    if uf in (np.logical_and, np.logical_or):  # np.any / np.all: each value's truth, even a single one's
+        items = [wrap(v if v.node.is_bool else Sym.__ne__(v, 0), True) if isinstance(v, Sym) else v for v in items]
     if uf is np.add:  # a sum of booleans counts them
         items = [elementwise(_number, (v,), what) for v in items]
     step = _plain_or(_tagged(uf, _BINARY[uf]), lambda x, y: scalar(uf(x, y)))

@@ -36,7 +36,7 @@ from samplers.plain.site import current_site, refusal, untraceable, watching
 from samplers.scoped import scoped
 
 MAX_PATHS = 10_000  # paths explored before a trace gives up (TooManyPaths)
-DECISIONS_PER_PATH = 64  # decisions over a whole exploration: at most this many times max_paths
+DECISIONS_PER_PATH = 32  # decisions over a whole exploration: at most this many times max_paths
 CLOCK_EVERY = 1024  # decisions between two looks at the clock (samplers.deadline)
 
 _state = threading.local()

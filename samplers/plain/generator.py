@@ -112,14 +112,18 @@ class RecordingGenerator:
                 raise refusal(ParameterError(f"{current_site()}: {e}")) from None
             raise refusal(e)
 
-    def _many(self, size: Any, one: Callable[[], Any], loc: Any = 0) -> Any:
+    def _many(self, size: Any, one: Callable[[], Any], loc: Any = 0, dtype: Any = None) -> Any:
+        """One draw (``size`` None) or an array of ``size`` (numpy's ``dtype``, if known), plus ``loc``."""
         n = _count(size)
         if n is None and isinstance(scalar(loc), (SymArray, np.ndarray, list, tuple)):
             n = len(loc)
-        draws = one() if n is None else SymArray(one() for _ in range(n))
+        draws = one() if n is None else SymArray((one() for _ in range(n)), dtype)
         if isinstance(loc, (int, float)) and loc == 0:
             return draws
-        return elementwise(lambda a, b: a + b, (loc, draws), "loc")
+        out = elementwise(lambda a, b: a + b, (loc, draws), "loc")
+        if isinstance(out, SymArray):
+            out.known_dtype = draws.known_dtype if isinstance(draws, SymArray) else None
+        return out
 
     def _continuous(self, kind: str, scale: Any) -> Callable[[], Noisy]:
         try:
@@ -135,15 +139,15 @@ class RecordingGenerator:
     # -- numpy's names -------------------------------------------------------------------
     def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
         """Laplace noise, ``loc + Lap(scale)``."""
-        return self._many(size, self._continuous("laplace", scale), loc)
+        return self._many(size, self._continuous("laplace", scale), loc, np.float64)
 
     def exponential(self, scale: Any = 1.0, size: Any = None) -> Any:
         """Exponential noise with mean ``scale``."""
-        return self._many(size, self._continuous("exponential", scale))
+        return self._many(size, self._continuous("exponential", scale), dtype=np.float64)
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
         """Gaussian noise, ``loc + N(0, scale^2)``."""
-        return self._many(size, self._continuous("normal", scale), loc)
+        return self._many(size, self._continuous("normal", scale), loc, np.float64)
 
     def standard_normal(self, size: Any = None) -> Any:
         return self.normal(0.0, 1.0, size)
@@ -166,7 +170,7 @@ class RecordingGenerator:
         if low > top:
             raise untraceable(f"integers: empty range {low}..{top} (numpy raises: low >= high)", "prng.integers")
         law = noise.uniform_law(low, top)
-        return self._many(size, lambda: self._discrete(law))
+        return self._many(size, lambda: self._discrete(law), dtype=dt)
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
                shuffle: bool = True) -> Any:

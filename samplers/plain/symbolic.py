@@ -78,6 +78,10 @@ class Noisy(NDArrayOperatorsMixin, Sym):
     def __format__(self, spec: str) -> str:
         raise untraceable("a symbolic value is formatted as text (its value is not known while tracing)", "format")
 
+    def __str__(self) -> str:
+        raise untraceable("a symbolic value is turned into text (str(), print): its value is not known while "
+                          "tracing", "str()")
+
     def __iter__(self) -> Iterator[Any]:
         raise untraceable("a symbolic number is not iterable", "iter()")
 
@@ -225,7 +229,15 @@ class SymArray(NDArrayOperatorsMixin):
         return len(self.items)
 
     ndim = 1
-    dtype = np.dtype(object)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """numpy's dtype of the array, where the tracer knows it (code that reads it would otherwise branch
+        on a made-up one)."""
+        if self.known_dtype is None:
+            raise untraceable("the dtype of an array of symbolic values is read, but the tracer cannot tell it "
+                              "(it knows the queries', the draws' and an explicit conversion's)", "dtype")
+        return self.known_dtype
 
     def tolist(self) -> list:
         return list(self.items)
