@@ -19,12 +19,16 @@ ALGORITHMS = textwrap.dedent('''
 
     def sorted_noise(prng, queries, epsilon):
         return np.sort(np.asarray(queries) + prng.laplace(scale=1 / epsilon, size=len(queries)))
+
+    def boom(prng, queries, epsilon):
+        raise RuntimeError("a bug of the user's")
 ''')
 
 
 @pytest.fixture
 def folder(tmp_path):
     (tmp_path / "algorithms.py").write_text(ALGORITHMS)
+    (tmp_path / "exits.py").write_text("raise SystemExit(4)\n")
     return tmp_path
 
 
@@ -63,6 +67,11 @@ def test_module_function_and_negative_domain(capsys):
     (["dist", "rr", "--size", "3", "--input", "1"], "--size applies to a file.py:alg"),
     (["dist", "{f}:rr", "--domain", "3..1", "--input", "1"], "exceeds"),
     (["dist", "{f}:rr", "-p", "q=1", "--input", "1"], "unknown parameter 'q'"),
+    (["dist", "{f}:", "--size", "1", "--input", "1"], "names no function after the colon"),
+    (["dist", "{f}:boom", "--size", "1", "--input", "1"], "algorithms.py:11: "),
+    (["test", "{f}:boom", "--size", "1", "--eps", "0.1", "--black-box"], "raised RuntimeError: a bug of the user's"),
+    (["dist", "{d}/exits.py:rr", "--input", "1"], "failed: SystemExit: 4"),
+    (["search", "{f}:rr", "--size", "2", "--domain", "1..1"], "holds a single input"),
 ])
 def test_bad_plain_input_is_one_line_and_status_2(capsys, folder, argv, words):
     argv = [a.format(f=f"{folder}/algorithms.py", d=folder) for a in argv]

@@ -346,3 +346,40 @@ def test_a_proof_of_traced_code_covers_the_declared_domain_only():
     program = statdp(above_the_domain, size=1, domain=(-3, 3)).trace(epsilon=0.5)
     proof = prove(program, Fraction(1, 2))
     assert "declared domain" in proof.evidence["covers"] and "Z^1" not in proof.evidence["covers"]
+
+
+# -- continuous noise: numpy's parameters (scale, not rate; loc first) -------------------
+def exponential_mean(prng, queries, epsilon):
+    return queries[0] + prng.exponential(2.0)  # numpy: scale = mean 2, not rate 2
+
+
+def laplace_positional(prng, queries, epsilon):
+    return prng.laplace(queries[0]) + prng.laplace(0.0, 3.0)  # loc first; scale 1 by default
+
+
+def normal_positional(prng, queries, epsilon):
+    return prng.normal(queries[0], 2.0)
+
+
+def draws_in_path_order(prng, queries, epsilon):
+    if queries[0] + prng.laplace(scale=1.0) > 1:  # the two paths draw the same laws in opposite orders
+        a, b = prng.exponential(1.0), prng.laplace(scale=1.0)
+    else:
+        b, a = prng.laplace(scale=1.0), prng.exponential(1.0)
+    return a + 3 * b
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fn", [exponential_mean, laplace_positional, normal_positional, draws_in_path_order],
+                         ids=lambda f: f.__name__)
+def test_continuous_draws_have_numpys_law(fn):
+    """The numba sampler of the traced program against numpy running the function: a two-sample
+    Kolmogorov-Smirnov test at p < 1e-6 (false failure at most 1e-6; seeded, so reproducible)."""
+    from samplers.compile import Sampler
+
+    sampler = Sampler(statdp(fn, size=1, domain=(0, 2)).trace())
+    rng = np.random.default_rng(11)
+    for x in [(0,), (2,)]:
+        traced = sampler.sample(x, 20_000, seed=5)
+        real = np.array([fn(rng, np.asarray(x, dtype=np.int64), 0.5) for _ in range(20_000)], dtype=float)
+        assert stats.ks_2samp(traced, real).pvalue > 1e-6, x

@@ -110,6 +110,10 @@ class Driver:
         deadline.check("while exploring the paths of the function")  # a TimeLimitReached it swallowed
         return result
 
+    def depth(self) -> int:
+        """Decisions taken so far on the current path."""
+        return len(self._decisions)
+
     def position(self) -> int:
         """Reserve the next draw position on this path."""
         self._draw_count += 1

@@ -158,9 +158,9 @@ class PlainMechanism(Mechanism):
             except DPHybridError:
                 raise
             except (Exception, SystemExit) as e:  # the user's own error, on one of the paths explored
-                raise UntraceableError(f"{self.name} raised {type(e).__name__}: {e} (on a path where its noisy "
-                                       "conditions take one combination of outcomes; tracing runs them all, "
-                                       "possibly including combinations no input reaches)",
+                where = (" (on one combination of its noisy branches' outcomes: tracing runs them all, maybe some "
+                         "that no input reaches)") if driver.depth() else ""
+                raise UntraceableError(f"{self.name} raised {type(e).__name__}: {e}{where}",
                                        site=traceback_site(e.__traceback__), operation="raise") from e
 
         def run() -> Any:
