@@ -301,6 +301,11 @@ def truth_of_numbers(prng, queries, epsilon):
     return np.any(a[:1]), np.all(a), np.any([queries[0] - prng.integers(0, 2)])
 
 
+def shapes_of_values(prng, queries, epsilon):
+    noisy = queries[0] + prng.integers(0, 2)
+    return np.ndim(noisy), len(np.shape(noisy)), np.ndim(queries), np.shape(queries)[0], noisy
+
+
 def chained_and_short_circuit(prng, queries, epsilon):
     a = queries[0] + prng.integers(0, 3)
     b = queries[1] + prng.integers(0, 2) > 1
@@ -308,7 +313,7 @@ def chained_and_short_circuit(prng, queries, epsilon):
 
 
 CONFORMANCE = [view_write, asarray_is_the_array, boolean_arrays, float_store, coin_arrays, ties_in_python,
-               truth_of_numbers, chained_and_short_circuit]
+               truth_of_numbers, shapes_of_values, chained_and_short_circuit]
 RUNS = 4_000
 
 

@@ -332,8 +332,9 @@ FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.clip: _clip, np.where: _where, np.count_nonzero: _count_nonzero,
     np.concatenate: _concatenate, np.hstack: lambda arrays, **kw: _concatenate(arrays),
     np.append: lambda a, v, axis=None: _concatenate((a, v)),
-    np.copy: lambda a, **kw: SymArray(_items(a, "np.copy")), np.size: _len, np.shape: lambda a: (_len(a),),
-    np.ndim: lambda a: 1, np.abs: lambda a: ufunc(np.absolute, "__call__", (a,), {}),
+    np.copy: lambda a, **kw: SymArray(_items(a, "np.copy")), np.size: _len,
+    np.shape: lambda a: () if _elements(a) is None else (_len(a),), np.ndim: lambda a: int(_elements(a) is not None),
+    np.abs: lambda a: ufunc(np.absolute, "__call__", (a,), {}),
 }
 
 
