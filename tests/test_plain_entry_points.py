@@ -166,3 +166,17 @@ def test_certify_rebuilds_the_inputs_the_witness_was_found_with(capsys, folder):
     (folder / "w.json").write_text(json.dumps({**witness, "mechanism": "rr"}))
     code, out, err = run(capsys, "certify", str(folder / "w.json"))
     assert code == 2 and "inputs apply to a file.py:alg" in err
+
+
+@pytest.mark.parametrize("source, spec, words", [
+    ("while True:\n    pass\n", "forever.py:alg", "while running"),
+    ("def alg(prng, queries, epsilon):\n    while True:\n        try:\n            pass\n"
+     "        except Exception:\n            pass\n", "forever.py:alg", "while tracing"),
+])
+def test_code_that_never_returns_is_stopped_by_the_time_budget(capsys, tmp_path, source, spec, words):
+    """A module or function looping forever never checks the clock: the budget interrupts it (in the main
+    thread), even through an `except Exception` in the loop."""
+    (tmp_path / "forever.py").write_text(source)
+    code, out, err = run(capsys, "dist", f"{tmp_path}/{spec}", "--size", "1", "--input", "1",
+                         "--time-budget", "1")
+    assert code == 3 and words in err and "time budget of 1 s" in err

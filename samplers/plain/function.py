@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from samplers import deadline
 from samplers.blackbox import BlackBoxError, PerCallBlackBox
 from samplers.errors import DPHybridError, LanguageError, ParameterError, UntraceableError
 from samplers.lang.builder import Builder
@@ -173,7 +174,7 @@ class PlainMechanism(Mechanism):
             return freeze(result)
 
         before = global_generators()
-        with tracing(b), converting():
+        with tracing(b), converting(), deadline.interrupting(f"while tracing {self.name}"):
             paths = driver.explore(run, self.name)
             check_runs(driver, paths, run, before, self.name)
             values, tuple_output = merge(paths, self.name)

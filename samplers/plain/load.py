@@ -13,6 +13,7 @@ import sys
 import types
 from typing import Any, Callable
 
+from samplers import deadline
 from samplers.errors import UnknownMechanism
 
 
@@ -33,7 +34,11 @@ def _module_from_file(path: str) -> types.ModuleType:
     module.__file__ = os.path.abspath(path)
     sys.modules[name] = module  # dataclasses and pickling by reference look modules up here
     try:
-        exec(compile(source, os.path.abspath(path), "exec"), module.__dict__)
+        with deadline.interrupting(f"while running {path}"):  # its top-level code may never return
+            exec(compile(source, os.path.abspath(path), "exec"), module.__dict__)
+    except deadline.TimeLimitReached:
+        del sys.modules[name]
+        raise
     except (Exception, SystemExit) as e:  # the user's module failed to run (or exited): say so, not our traceback
         del sys.modules[name]
         raise UnknownMechanism(f"running {path} failed: {type(e).__name__}: {e}") from None
