@@ -113,6 +113,18 @@ def test_suite_refuses_bad_inputs(folder, extra, words):
         load_suite(str(folder / "suite.toml"))
 
 
+@pytest.mark.parametrize("mechanism, extra, words", [
+    ("algorithms.py:", "size = 1", "names no function after the colon"),
+    ("forever.py:alg", "time_limit = 1", "time budget of 1 s reached while running"),
+])
+def test_suite_entries_that_cannot_load_are_one_error(folder, mechanism, extra, words):
+    """Read when the suite is read: a file whose top-level code never returns is stopped at the entry's limit."""
+    (folder / "forever.py").write_text("while True:\n    pass\n")
+    (folder / "suite.toml").write_text(f'[[entry]]\nmechanism = "{mechanism}"\n{extra}\n')
+    with pytest.raises(SuiteError, match=words):
+        load_suite(str(folder / "suite.toml"))
+
+
 def test_catalogue_entries_refuse_plain_inputs(folder):
     (folder / "suite.toml").write_text('[[entry]]\nmechanism = "rr"\nsize = 3\n')
     with pytest.raises(SuiteError, match="size applies to a file.py:alg"):
