@@ -134,6 +134,14 @@ def maybe_aliased(prng, queries, epsilon):
     return a[0] > 50
 
 
+def numpys_own_asarray(prng, queries, epsilon):
+    from numpy import asarray  # numpy's own: an object array, where numpy's is int64 (and truncates a store)
+
+    a = asarray(queries)  # MARK
+    a[0] = a[0] + prng.integers(0, 2) * 0.5
+    return a[0] * 2 >= 1
+
+
 def sum_with_initial(prng, queries, epsilon):
     return np.sum(np.asarray(queries) + prng.integers(0, 2, size=len(queries)), initial=5)  # MARK
 
@@ -171,7 +179,8 @@ def exits(prng, queries, epsilon):
 REFUSED = [
     (dict_lookup, "hashed"), (set_membership, "hashed"), (bool_plus_bool, "two booleans"),
     (invert_integer, "bitwise not"), (truncating_store, "truncate"), (number_into_bool_array, "bool(value)"),
-    (writes_queries, "queries argument"), (maybe_aliased, "share memory"), (sum_with_initial, "initial="),
+    (writes_queries, "queries argument"), (maybe_aliased, "share memory"),
+    (numpys_own_asarray, "does not replace"), (sum_with_initial, "initial="),
     (text_of_noise, "text"), (choice_not_summing_to_one, "sum to 1.5"),
     (geometric_zero, "outside (0, 1]"), (integers_fractional_bound, "integer bounds only"),
     (integers_as_booleans, "dtype=bool"), (raises_on_a_path, "raised ValueError: boom"),

@@ -155,12 +155,12 @@ class SymArray(NDArrayOperatorsMixin):
         return dispatch.function(func, args, kwargs)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if dtype is not None and np.dtype(dtype) != np.dtype(object) and any(isinstance(v, Sym) for v in self.items):
-            raise untraceable(f"symbolic values are converted to a numpy {np.dtype(dtype).name} array "
-                              "(np.asarray(queries, dtype=...) fixes their values); drop the dtype", "np.asarray")
-        out = np.empty(len(self), dtype=object)
-        out[:] = self.items
-        return out if dtype is None else out.astype(dtype)
+        # reached through numpy's own np.asarray / np.asanyarray (imported with `from numpy import ...`, which
+        # the tracer does not replace): an object array, whose element writes, dtype and arithmetic are not
+        # those of the int64 / float64 / bool array numpy would make
+        raise untraceable("symbolic values are made into a numpy array by a function the tracer does not replace "
+                          "(`from numpy import asarray`, np.asanyarray, ...); write np.asarray(...) or "
+                          "np.array(...)", "np.asarray")
 
     def __repr__(self) -> str:
         return f"SymArray({self.items!r})"
