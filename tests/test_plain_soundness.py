@@ -17,6 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from numpy import asarray
 from scipy import stats
 
 from samplers.errors import TooManyPaths, UntraceableError
@@ -135,9 +136,7 @@ def maybe_aliased(prng, queries, epsilon):
 
 
 def numpys_own_asarray(prng, queries, epsilon):
-    from numpy import asarray  # numpy's own: an object array, where numpy's is int64 (and truncates a store)
-
-    a = asarray(queries)  # MARK
+    a = asarray(queries)  # MARK: numpy's own (bound at import): an object array, where numpy makes int64
     a[0] = a[0] + prng.integers(0, 2) * 0.5
     return a[0] * 2 >= 1
 
