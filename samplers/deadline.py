@@ -105,10 +105,10 @@ def expired() -> bool:
 def interrupting(where: str) -> Iterator[None]:
     """Let the deadline stop code that never calls :func:`check` (a user's module or function, which may
     loop forever): in the main thread, a timer signal raises :class:`TimeLimitReached` at the deadline.
-    Elsewhere, or without a deadline, the block runs as it is."""
+    Elsewhere, without a deadline, or while another timer of the process runs, the block runs as it is."""
     left = remaining()
     if left == math.inf or threading.current_thread() is not threading.main_thread() \
-            or not hasattr(signal, "setitimer"):
+            or not hasattr(signal, "setitimer") or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
         yield
         return
 
