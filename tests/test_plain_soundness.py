@@ -141,6 +141,11 @@ def numpys_own_asarray(prng, queries, epsilon):
     return a[0] * 2 >= 1
 
 
+def scale_on_noise(prng, queries, epsilon):
+    x = queries[0] + prng.laplace(scale=1.0)
+    return prng.laplace(scale=abs(x))  # MARK
+
+
 def sum_with_initial(prng, queries, epsilon):
     return np.sum(np.asarray(queries) + prng.integers(0, 2, size=len(queries)), initial=5)  # MARK
 
@@ -179,7 +184,7 @@ REFUSED = [
     (dict_lookup, "hashed"), (set_membership, "hashed"), (bool_plus_bool, "two booleans"),
     (invert_integer, "bitwise not"), (truncating_store, "truncate"), (number_into_bool_array, "bool(value)"),
     (writes_queries, "queries argument"), (maybe_aliased, "share memory"),
-    (numpys_own_asarray, "does not replace"), (sum_with_initial, "initial="),
+    (numpys_own_asarray, "does not replace"), (scale_on_noise, "plain number"), (sum_with_initial, "initial="),
     (text_of_noise, "text"), (choice_not_summing_to_one, "sum to 1.5"),
     (geometric_zero, "outside (0, 1]"), (integers_fractional_bound, "integer bounds only"),
     (integers_as_booleans, "dtype=bool"), (raises_on_a_path, "raised ValueError: boom"),
@@ -314,6 +319,12 @@ def shapes_of_values(prng, queries, epsilon):
     return np.ndim(noisy), len(np.shape(noisy)), np.ndim(queries), np.shape(queries)[0], noisy
 
 
+def branch_on_a_query(prng, queries, epsilon):
+    if queries[0] > 1:  # queries are symbolic: this forks, the program holds for every input of the domain
+        return prng.integers(0, 2) + queries[1]
+    return queries[1] // 2 - (queries[0] + prng.integers(-2, 2)) % 3
+
+
 def chained_and_short_circuit(prng, queries, epsilon):
     a = queries[0] + prng.integers(0, 3)
     b = queries[1] + prng.integers(0, 2) > 1
@@ -321,7 +332,7 @@ def chained_and_short_circuit(prng, queries, epsilon):
 
 
 CONFORMANCE = [view_write, asarray_is_the_array, boolean_arrays, float_store, coin_arrays, ties_in_python,
-               truth_of_numbers, shapes_of_values, chained_and_short_circuit]
+               truth_of_numbers, shapes_of_values, branch_on_a_query, chained_and_short_circuit]
 RUNS = 4_000
 
 

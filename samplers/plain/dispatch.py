@@ -158,7 +158,14 @@ def _tagged(uf: Any, op: Callable[..., Any]) -> Callable[..., Any]:
     """``op`` whose symbolic result is a NoisyBool where numpy's result is a boolean (see the module docstring)."""
     if uf not in _BOOLEAN and uf not in _BOOLEAN_IF_ALL:
         return op
-    return lambda *vals: wrap(op(*vals), uf in _BOOLEAN or all(boolean(v) for v in vals))
+
+    def tagged(*vals: Any) -> Any:
+        out = op(*vals)
+        if not isinstance(out, Sym):
+            return out
+        return wrap(Sym(out.id), uf in _BOOLEAN or all(boolean(v) for v in vals))  # a fresh value, tagged anew
+
+    return tagged
 
 
 def _check_booleans(uf: Any, vals: Sequence[Any]) -> None:
