@@ -17,9 +17,11 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import signal
+import threading
 import time
 from contextvars import ContextVar
-from typing import Iterator
+from typing import Any, Iterator
 
 from samplers.errors import BudgetExceeded, ParameterError
 
@@ -97,6 +99,29 @@ def budget() -> float:
 def expired() -> bool:
     """Whether a deadline is in force and has passed."""
     return time.perf_counter() > _deadline.get()
+
+
+@contextlib.contextmanager
+def interrupting(where: str) -> Iterator[None]:
+    """Let the deadline stop code that never calls :func:`check` (a user's module or function, which may
+    loop forever): in the main thread, a timer signal raises :class:`TimeLimitReached` at the deadline.
+    Elsewhere, without a deadline, or while another timer of the process runs, the block runs as it is."""
+    left = remaining()
+    if left == math.inf or threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "setitimer") or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise TimeLimitReached(f"time budget of {_budget.get():g} s reached {where}")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), 0.25)  # again and again: code may catch it
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def check(where: str) -> None:

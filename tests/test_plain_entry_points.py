@@ -19,12 +19,16 @@ ALGORITHMS = textwrap.dedent('''
 
     def sorted_noise(prng, queries, epsilon):
         return np.sort(np.asarray(queries) + prng.laplace(scale=1 / epsilon, size=len(queries)))
+
+    def boom(prng, queries, epsilon):
+        raise RuntimeError("a bug of the user's")
 ''')
 
 
 @pytest.fixture
 def folder(tmp_path):
     (tmp_path / "algorithms.py").write_text(ALGORITHMS)
+    (tmp_path / "exits.py").write_text("raise SystemExit(4)\n")
     return tmp_path
 
 
@@ -63,6 +67,11 @@ def test_module_function_and_negative_domain(capsys):
     (["dist", "rr", "--size", "3", "--input", "1"], "--size applies to a file.py:alg"),
     (["dist", "{f}:rr", "--domain", "3..1", "--input", "1"], "exceeds"),
     (["dist", "{f}:rr", "-p", "q=1", "--input", "1"], "unknown parameter 'q'"),
+    (["dist", "{f}:", "--size", "1", "--input", "1"], "names no function after the colon"),
+    (["dist", "{f}:boom", "--size", "1", "--input", "1"], "algorithms.py:11: "),
+    (["test", "{f}:boom", "--size", "1", "--eps", "0.1", "--black-box"], "raised RuntimeError: a bug of the user's"),
+    (["dist", "{d}/exits.py:rr", "--input", "1"], "failed: SystemExit: 4"),
+    (["search", "{f}:rr", "--size", "2", "--domain", "1..1"], "holds a single input"),
 ])
 def test_bad_plain_input_is_one_line_and_status_2(capsys, folder, argv, words):
     argv = [a.format(f=f"{folder}/algorithms.py", d=folder) for a in argv]
@@ -101,6 +110,18 @@ def test_suite_entries_name_file_functions(folder):
 def test_suite_refuses_bad_inputs(folder, extra, words):
     (folder / "suite.toml").write_text(f'[[entry]]\nmechanism = "algorithms.py:rr"\n{extra}\n')
     with pytest.raises((SuiteError, Exception), match=words):
+        load_suite(str(folder / "suite.toml"))
+
+
+@pytest.mark.parametrize("mechanism, extra, words", [
+    ("algorithms.py:", "size = 1", "names no function after the colon"),
+    ("forever.py:alg", "time_limit = 1", "time budget of 1 s reached while running"),
+])
+def test_suite_entries_that_cannot_load_are_one_error(folder, mechanism, extra, words):
+    """Read when the suite is read: a file whose top-level code never returns is stopped at the entry's limit."""
+    (folder / "forever.py").write_text("while True:\n    pass\n")
+    (folder / "suite.toml").write_text(f'[[entry]]\nmechanism = "{mechanism}"\n{extra}\n')
+    with pytest.raises(SuiteError, match=words):
         load_suite(str(folder / "suite.toml"))
 
 
@@ -157,3 +178,17 @@ def test_certify_rebuilds_the_inputs_the_witness_was_found_with(capsys, folder):
     (folder / "w.json").write_text(json.dumps({**witness, "mechanism": "rr"}))
     code, out, err = run(capsys, "certify", str(folder / "w.json"))
     assert code == 2 and "inputs apply to a file.py:alg" in err
+
+
+@pytest.mark.parametrize("source, spec, words", [
+    ("while True:\n    pass\n", "forever.py:alg", "while running"),
+    ("def alg(prng, queries, epsilon):\n    while True:\n        try:\n            pass\n"
+     "        except Exception:\n            pass\n", "forever.py:alg", "while tracing"),
+])
+def test_code_that_never_returns_is_stopped_by_the_time_budget(capsys, tmp_path, source, spec, words):
+    """A module or function looping forever never checks the clock: the budget interrupts it (in the main
+    thread), even through an `except Exception` in the loop."""
+    (tmp_path / "forever.py").write_text(source)
+    code, out, err = run(capsys, "dist", f"{tmp_path}/{spec}", "--size", "1", "--input", "1",
+                         "--time-budget", "1")
+    assert code == 3 and words in err and "time budget of 1 s" in err

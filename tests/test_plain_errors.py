@@ -69,8 +69,12 @@ def returns_dict(prng, queries, epsilon):
     return {"answer": queries[0]}  # MARK
 
 
+RUNS = []
+
+
 def not_deterministic(prng, queries, epsilon):
-    t = 0.0 if random.random() < 0.5 else 1.0
+    RUNS.append(1)
+    t = float(len(RUNS) % 2)  # state kept between calls: the second run branches on another condition
     if queries[0] + prng.laplace(scale=1.0) > t:  # MARK
         return 1
     return 0
@@ -109,8 +113,7 @@ def marked_line(fn) -> int:
 @pytest.mark.parametrize("fn, error, words", CASES, ids=[c[0].__name__ for c in CASES])
 def test_unsupported_construct_names_the_line(fn, error, words):
     with pytest.raises(error) as info:
-        for _ in range(20):  # not_deterministic needs two different runs; the others fail at once
-            statdp(fn, size=3).trace()
+        statdp(fn, size=3).trace()
     site = f"test_plain_errors.py:{marked_line(fn)}"
     assert info.value.site.endswith(site), (info.value.site, site)
     assert str(info.value).startswith(info.value.site)
@@ -127,6 +130,12 @@ def global_generator(prng, queries, epsilon):
     return queries[0] + np.random.laplace(scale=1 / epsilon)  # noise the tracer cannot see
 
 
+def python_coin(prng, queries, epsilon):
+    if random.random() < 0.5:  # half the time the same result: only the generator's state tells
+        return 0
+    return queries[0] + prng.laplace(scale=1 / epsilon) > 0
+
+
 CALLS = []
 
 
@@ -135,7 +144,10 @@ def counter_kept(prng, queries, epsilon):
     return queries[0] + len(CALLS)
 
 
-@pytest.mark.parametrize("fn", [global_generator, counter_kept])
-def test_hidden_randomness_or_state_is_caught_by_running_a_path_twice(fn):
-    with pytest.raises(UntraceableError, match="returned something else when run again"):
-        statdp(fn, size=1).trace()
+@pytest.mark.parametrize("fn, words", [(global_generator, "numpy's global generator"),
+                                       (python_coin, "Python's random module"),
+                                       (counter_kept, "returned something else when run again")])
+def test_hidden_randomness_or_state_is_caught(fn, words):
+    for _ in range(5):  # every time, not by luck
+        with pytest.raises(UntraceableError, match=words):
+            statdp(fn, size=1).trace()

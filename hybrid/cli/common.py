@@ -66,6 +66,7 @@ def resolve(args: argparse.Namespace) -> tuple[Mechanism, dict[str, Any]]:
     if not is_function_spec(args.mechanism):
         given = [f"--{k}" for k, v in settings.items() if v is not None]
         if given:
+            resolve_mechanism(args.mechanism)  # an unknown name (or file.py: naming no function) says so first
             raise ParameterError(f"{given[0]} applies to a file.py:alg or module:alg function; a catalogue "
                                  f"mechanism declares its own inputs (use -p)")
     mech = resolve_mechanism(args.mechanism, **settings)

@@ -37,12 +37,13 @@ from hybrid.searcher.state import Candidate, Progress, SearchResult, finish, Sea
 from hybrid.searcher.statistical import confidence_of, one_sided, uncertified
 from samplers import deadline
 from samplers.deadline import TimeLimitReached
-from samplers.errors import BudgetExceeded, ParameterError
+from samplers.errors import BudgetExceeded, DomainError, ParameterError
 from samplers.numerals import count_text
 from samplers.plain import as_mechanism
 from samplers.seed import check_seed
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
+from samplers.lang.neighbours import Custom
 from verifiers.base import refuse_continuous
 from verifiers.epsilon import (
     eps_lower,
@@ -96,6 +97,9 @@ def search(
             raise ParameterError("parameters cannot be given with an already traced program")
         if program.continuous and backend not in ("auto", "continuous"):  # a discrete backend cannot run it
             refuse_continuous(program, backend)
+        if not isinstance(program.neighbours, Custom) and program.domain.count() == 1:
+            raise DomainError(f"the domain {program.domain.describe()} holds a single input: no two inputs are "
+                              f"{program.neighbours.name} neighbours, there is nothing to search")
         s = Search(program, precision=precision, claimed_eps=claimed_eps, seed=seed, budget=budget,
                     backend=backend, global_check=global_check, progress=progress or (lambda m: None),
                     proved_upper=proved_upper)

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid.searcher.budget import MAX_PRECISION
+from samplers import deadline
 from samplers.errors import DPHybridError
 from samplers.numerals import read_error_text, short_text
 from samplers.readers import short_repr
@@ -199,6 +200,8 @@ def _inputs(raw: dict[str, Any], spec: str, where: str) -> dict[str, Any]:
     from samplers.plain import is_function_spec
 
     given = {k: raw[k] for k in ("size", "domain", "neighbours") if k in raw}
+    if spec.endswith(":") and not spec.startswith(("opendp:", "diffprivlib:")):
+        raise SuiteError(f"{where}: {spec!r} names no function after the colon (write file.py:alg or module:alg)")
     if given and not is_function_spec(spec):
         raise SuiteError(f"{where}: {sorted(given)[0]} applies to a file.py:alg or module:alg function; "
                          "a catalogue mechanism declares its own inputs (use params)")
@@ -247,7 +250,14 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
     given_spec = str(raw["mechanism"])
     spec = _located(given_spec, base)
     inputs = _inputs(raw, spec, where)
-    mech = resolve(spec, **inputs)
+    budget = check_seconds(raw.get("budget", DEFAULT_BUDGET), f"{where}: budget")
+    limit = raw.get("time_limit")
+    limit = None if limit is None else check_seconds(limit, f"{where}: time_limit")
+    try:
+        with deadline.time_limit(limit or budget):  # a file whose top-level code never returns is stopped
+            mech = resolve(spec, **inputs)
+    except deadline.TimeLimitReached as e:
+        raise SuiteError(f"{where}: {e}") from None
     params = raw.get("params", {})
     if not isinstance(params, dict):
         raise SuiteError(f"{where}: params must be a table")
@@ -255,9 +265,6 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
     claimed = check_claimed_eps(raw.get("claimed_eps"), f"{where}: claimed_eps")
     reference = check_reference(raw.get("reference", {}), f"{where}: reference")
     precision = check_precision(raw.get("precision", DEFAULT_PRECISION), f"{where}: precision")
-    budget = check_seconds(raw.get("budget", DEFAULT_BUDGET), f"{where}: budget")
-    limit = raw.get("time_limit")
-    limit = None if limit is None else check_seconds(limit, f"{where}: time_limit")
     seed, samples = raw.get("seed", 0), raw.get("samples")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_BOUND:
         raise SuiteError(f"{where}: seed must be an integer in [0, 2^64), got {short_repr(seed)}")

@@ -5,8 +5,9 @@ StatDP's code starts with ``np.asarray(queries, dtype=np.float64)``.  While a tr
 :func:`converting` puts wrappers in their place on the numpy module: a call whose data
 holds symbolic values gets a :class:`~samplers.plain.symbolic.SymArray` of the same
 values (every other call goes to numpy unchanged).  A dtype is honoured where that is
-exact: float64 of integers within +-2^53 (the same numbers), an integer or bool type of
-values that are already integers or 0/1; anything else is refused at the user's line.
+exact (:func:`~samplers.plain.dispatch.cast`); anything else is refused at the user's
+line.  As in numpy, ``np.asarray`` of an array is that array when no conversion is
+needed, and ``np.array`` copies unless told not to.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from samplers.lang.ir import FLOAT
 from samplers.lang.trace import Sym
+from samplers.plain.dispatch import cast
 from samplers.plain.site import untraceable
 from samplers.plain.symbolic import SymArray
 
-EXACT_FLOAT = 2**53  # integers of at most this size are float64 values exactly
 _lock = threading.Lock()
 _active = 0
 _ORIGINAL = {"asarray": np.asarray, "array": np.array}
@@ -34,35 +34,28 @@ def _symbolic(a: Any) -> bool:
     return isinstance(a, (list, tuple)) and any(isinstance(v, (Sym, SymArray)) for v in a)
 
 
-def _cast(v: Any, kind: str, name: str) -> Any:
-    if not isinstance(v, Sym):
-        return np.asarray(v).astype(name).item() if kind else v
-    node = v.node
-    if kind == "f" and name == "float64":
-        if node.kind == FLOAT or max(abs(node.lo), abs(node.hi)) <= EXACT_FLOAT:
-            return v
-    elif kind in "iu" and node.kind != FLOAT and np.iinfo(name).min <= node.lo and node.hi <= np.iinfo(name).max:
-        return v
-    elif kind == "b" and node.is_bool:
-        return v
-    raise untraceable(f"np.asarray(..., dtype={name}) of symbolic values is not exact (values {node.lo}..{node.hi})",
-                      "np.asarray")
-
-
 def _convert(name: str) -> Any:
     original = _ORIGINAL[name]
 
     def convert(a: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
         if not _symbolic(a):
             return original(a, dtype, *args, **kwargs)
+        copy = kwargs.pop("copy", name == "array")
+        if args or kwargs:
+            raise untraceable(f"np.{name} of symbolic values takes only a dtype (and copy)", f"np.{name}")
+        dt = None if dtype is None or np.dtype(dtype) == np.dtype(object) else np.dtype(dtype)
+        what = f"np.{name}(..., dtype={dt.name if dt is not None else None})"
+        if isinstance(a, SymArray) and not copy:  # numpy returns the array itself when no conversion is needed
+            if dt is None or (a.known_dtype is not None and dt == a.known_dtype):  # (np.dtype(None) is float64)
+                return a
+            if a.known_dtype is None:  # numpy copies or not, depending on a dtype the tracer cannot tell
+                return a.shared_with(SymArray((cast(v, dt, what) for v in a.items), dt))
         items = a.items if isinstance(a, SymArray) else list(a)
         if any(isinstance(v, SymArray) for v in items):
             raise untraceable(f"np.{name} of nested arrays of symbolic values (only 1-D arrays are traced)",
                               f"np.{name}")
-        if dtype is None or np.dtype(dtype) == np.dtype(object):
-            return SymArray(items)
-        dt = np.dtype(dtype)
-        return SymArray(_cast(v, dt.kind, dt.name) for v in items)
+        known = a.known_dtype if isinstance(a, SymArray) and dt is None else dt
+        return SymArray(items if dt is None else (cast(v, dt, what) for v in items), known)
 
     convert.__doc__ = original.__doc__
     return convert

@@ -8,6 +8,14 @@ language's own operations (``np.argmax`` to ``argmax`` with numpy's lowest-index
 rule, ``np.max`` to ``maximum``, ``np.clip`` to ``clamp``, ``np.where`` to ``ite``),
 so that a traced noisy max is the catalogue's noisy max, not a chain of forks.  Anything
 else is refused with the user's line (:class:`~samplers.errors.UntraceableError`).
+
+Results numpy holds as booleans are :class:`~samplers.plain.symbolic.NoisyBool`: those of
+comparisons and logical operations, and of operations that keep booleans (``*``, ``&``,
+``np.maximum``, ``np.where``, ...) when every operand is one.  Where booleans and numbers
+differ, the tracer refuses rather than guess which one the real run holds: ``b1 + b2`` is
+a logical or for numpy's booleans and 2 for Python's, ``-b`` and ``b1 - b2`` are errors
+in numpy, and ``~`` is a logical not only on a boolean array (numpy's bitwise not on an
+integer, -2 for Python's ``~True``).
 """
 
 from __future__ import annotations
@@ -22,10 +30,13 @@ import numpy as np
 
 from samplers.errors import LanguageError
 from samplers.lang import trace as lang
-from samplers.lang.ir import BOTTOM
+from samplers.lang.ir import BOTTOM, FLOAT
 from samplers.lang.trace import Sym
 from samplers.plain.site import located, untraceable
-from samplers.plain.symbolic import SymArray, wrap
+from samplers.plain.symbolic import SymArray, boolean, wrap
+
+
+EXACT_FLOAT = 2**53  # integers of at most this size are float64 values exactly
 
 
 def scalar(v: Any) -> Any:
@@ -61,6 +72,11 @@ def _floor(name: str) -> Callable[[Any, Any], Any]:
     return op
 
 
+# ufuncs whose result numpy holds as a boolean: always, or when every operand is one
+_BOOLEAN = frozenset({np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
+                      np.logical_and, np.logical_or, np.logical_xor, np.logical_not})
+_BOOLEAN_IF_ALL = frozenset({np.multiply, np.maximum, np.minimum, np.fmax, np.fmin, np.bitwise_and, np.bitwise_or,
+                             np.bitwise_xor, np.absolute, np.invert})
 # ufunc -> (operation on two symbolic-or-plain operands, or one)
 _BINARY: dict[Any, Callable[[Any, Any], Any]] = {
     np.add: partial(_sym_binary, "add"),
@@ -91,7 +107,6 @@ _UNARY: dict[Any, Callable[[Any], Any]] = {
     np.positive: lambda a: a,
     np.absolute: Sym.__abs__,
     np.logical_not: Sym.__invert__,
-    np.invert: Sym.__invert__,
 }
 
 
@@ -139,15 +154,66 @@ def _plain_or(symbolic: Callable[..., Any], plain: Callable[..., Any]) -> Callab
     return lambda *vals: symbolic(*vals) if any(isinstance(v, Sym) for v in vals) else plain(*vals)
 
 
+def _tagged(uf: Any, op: Callable[..., Any]) -> Callable[..., Any]:
+    """``op`` whose symbolic result is a NoisyBool where numpy's result is a boolean (see the module docstring)."""
+    if uf not in _BOOLEAN and uf not in _BOOLEAN_IF_ALL:
+        return op
+
+    def tagged(*vals: Any) -> Any:
+        out = op(*vals)
+        if not isinstance(out, Sym):
+            return out
+        return wrap(Sym(out.id), uf in _BOOLEAN or all(boolean(v) for v in vals))  # a fresh value, tagged anew
+
+    return tagged
+
+
+def _check_booleans(uf: Any, vals: Sequence[Any]) -> None:
+    """Refuse the operations on booleans whose value numpy and Python disagree on (see the module docstring)."""
+    if not any(boolean(v) for v in vals) or not any(isinstance(v, Sym) for v in vals):
+        return
+    if uf in (np.add, np.subtract) and all(boolean(v) for v in vals):
+        raise untraceable(f"np.{uf.__name__} of two booleans (comparisons): numpy's booleans give "
+                          f"{'a logical or' if uf is np.add else 'an error'}, Python's a number; convert one with "
+                          "int(...) or .astype(int) first", f"np.{uf.__name__}")
+    if uf in (np.negative, np.positive):
+        raise untraceable(f"np.{uf.__name__} of a boolean (a comparison): an error for numpy's booleans, a number "
+                          "for Python's; convert it with int(...) first", f"np.{uf.__name__}")
+
+
+def _invert(a: Any) -> Any:
+    """``~a``: a logical not of a boolean array; refused on a single value (numpy's and Python's booleans
+    disagree) and on numbers (numpy's bitwise not)."""
+    items = _elements(a)
+    if items is None or not all(boolean(v) for v in items):
+        raise untraceable("~ of a symbolic value is only traced on a boolean array (a logical not); on one value "
+                          "~True is False for numpy's booleans but -2 for Python's, and on integers it is a "
+                          "bitwise not: write np.logical_not(...) or `not`", "np.invert")
+    return elementwise(_plain_or(_tagged(np.logical_not, Sym.__invert__), lambda v: scalar(np.invert(v))), (a,),
+                       "np.invert")
+
+
 def ufunc(uf: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dict) -> Any:
     """``__array_ufunc__`` of symbolic values."""
+    try:
+        return _ufunc(uf, method, inputs, kwargs)
+    except LanguageError as e:
+        raise located(e) from None
+
+
+def _ufunc(uf: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dict) -> Any:
     if kwargs.get("out") is not None:
-        raise untraceable(f"np.{uf.__name__}(..., out=...) on symbolic values is not supported", uf.__name__)
+        raise untraceable(f"np.{uf.__name__}(..., out=...) on symbolic values is not supported (an in-place "
+                          "operator such as += on an array is one); write a = a + b", uf.__name__)
     if method == "__call__":
+        if uf is np.invert and len(inputs) == 1:
+            return _invert(inputs[0])
         if uf in _BINARY and len(inputs) == 2:
-            return elementwise(_plain_or(_BINARY[uf], lambda a, b: scalar(uf(a, b))), inputs, f"np.{uf.__name__}")
+            op = _plain_or(_tagged(uf, _BINARY[uf]), lambda a, b: scalar(uf(a, b)))
+            return elementwise(lambda a, b: (_check_booleans(uf, (a, b)), op(a, b))[1], inputs, f"np.{uf.__name__}")
         if uf in _UNARY and len(inputs) == 1:
-            return elementwise(_plain_or(_UNARY[uf], lambda a: scalar(uf(a))), inputs, f"np.{uf.__name__}")
+            op = _plain_or(_tagged(uf, _UNARY[uf]), lambda a: scalar(uf(a)))
+            return elementwise(lambda a: (_check_booleans(uf, (a,)), op(a))[1], inputs, f"np.{uf.__name__}")
     if method == "reduce" and uf in (np.add, np.maximum, np.minimum, np.logical_and, np.logical_or):
         return _reduce(uf, inputs[0])
     if method == "accumulate" and uf is np.add:
@@ -165,19 +231,31 @@ def _items(a: Any, what: str) -> list:
     return items
 
 
+def _number(v: Any) -> Any:
+    """A boolean as the number numpy's sums make of it (0 or 1); anything else unchanged."""
+    if not boolean(v):
+        return v
+    return wrap(Sym(v.id)) if isinstance(v, Sym) else int(v)
+
+
 def _reduce(uf: Any, a: Any) -> Any:
-    items = _items(a, f"np.{uf.__name__}.reduce")
-    op = _BINARY[uf]
-    step = _plain_or(op, lambda x, y: scalar(uf(x, y)))
+    what = f"np.{uf.__name__}.reduce"
+    items = _items(a, what)
+    if uf in (np.logical_and, np.logical_or):  # np.any / np.all: each value's truth, even a single one's
+        items = [wrap(v if v.node.is_bool else Sym.__ne__(v, 0), True) if isinstance(v, Sym) else v for v in items]
+    if uf is np.add:  # a sum of booleans counts them
+        items = [elementwise(_number, (v,), what) for v in items]
+    step = _plain_or(_tagged(uf, _BINARY[uf]), lambda x, y: scalar(uf(x, y)))
     acc = items[0]
     for v in items[1:]:
-        acc = elementwise(step, (acc, v), f"np.{uf.__name__}.reduce")
+        acc = elementwise(step, (acc, v), what)
     return wrap(acc)
 
 
 def _cumsum(a: Any) -> SymArray:
     add = _plain_or(_BINARY[np.add], operator.add)
-    return SymArray(accumulate(_items(a, "np.cumsum"), lambda x, y: elementwise(add, (x, y), "np.cumsum")))
+    items = [elementwise(_number, (v,), "np.cumsum") for v in _items(a, "np.cumsum")]
+    return SymArray(accumulate(items, lambda x, y: elementwise(add, (x, y), "np.cumsum")))
 
 
 def _no_axis(name: str, kwargs: dict) -> None:
@@ -204,6 +282,9 @@ def _clip(a: Any, a_min: Any = None, a_max: Any = None, **kw: Any) -> Any:
         raise untraceable("np.clip bounds must be plain numbers", "np.clip")
 
     def clip(v: Any) -> Any:
+        if isinstance(v, Sym) and boolean(v):
+            raise untraceable("np.clip of booleans (comparisons) is not supported; convert them with "
+                              ".astype(int) first", "np.clip")
         if not isinstance(v, Sym):
             return scalar(np.clip(v, lo, hi))
         if lo is not None and hi is not None:
@@ -217,8 +298,13 @@ def _where(cond: Any, *rest: Any) -> Any:
     if len(rest) != 2:
         raise untraceable("np.where(cond) without values (the positions) is not supported; "
                           "write np.where(cond, a, b)", "np.where")
-    return elementwise(lambda c, a, b: lang.ite(c, a, b) if isinstance(c, Sym) else (a if c else b),
-                       (cond, *rest), "np.where")
+
+    def where(c: Any, a: Any, b: Any) -> Any:
+        if not isinstance(c, Sym):
+            return a if c else b
+        return wrap(lang.ite(c, a, b), boolean(a) and boolean(b))
+
+    return elementwise(where, (cond, *rest), "np.where")
 
 
 def _fold(name: str, uf: Any) -> Callable[..., Any]:
@@ -253,31 +339,53 @@ FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.clip: _clip, np.where: _where, np.count_nonzero: _count_nonzero,
     np.concatenate: _concatenate, np.hstack: lambda arrays, **kw: _concatenate(arrays),
     np.append: lambda a, v, axis=None: _concatenate((a, v)),
-    np.copy: lambda a, **kw: SymArray(_items(a, "np.copy")), np.size: _len, np.shape: lambda a: (_len(a),),
-    np.ndim: lambda a: 1, np.abs: lambda a: ufunc(np.absolute, "__call__", (a,), {}),
+    np.copy: lambda a, **kw: SymArray(_items(a, "np.copy")), np.size: _len,
+    np.shape: lambda a: () if _elements(a) is None else (_len(a),), np.ndim: lambda a: int(_elements(a) is not None),
+    np.abs: lambda a: ufunc(np.absolute, "__call__", (a,), {}),
 }
+
+
+_KEYWORDS = frozenset({"axis", "a_min", "a_max"})  # the keyword arguments the handlers read
 
 
 def function(func: Any, args: Sequence[Any], kwargs: dict) -> Any:
     """``__array_function__`` of symbolic values."""
     handler = FUNCTIONS.get(func)
+    name = f"np.{getattr(func, '__name__', func)}"
     if handler is None:
-        name = f"np.{getattr(func, '__name__', func)}"
         raise untraceable(f"{name} is not supported on symbolic values (the tracer knows "
                           f"{', '.join(sorted('np.' + f.__name__ for f in FUNCTIONS))})", name)
-    return handler(*args, **kwargs)
+    extra = sorted(set(kwargs) - _KEYWORDS)
+    if extra:
+        raise untraceable(f"{name}(..., {extra[0]}=...) is not supported on symbolic values", name)
+    try:
+        return handler(*args, **kwargs)
+    except LanguageError as e:
+        raise located(e) from None
+
+
+def cast(v: Any, dtype: Any, what: str) -> Any:
+    """One value converted to ``dtype`` where that is exact (refused where numpy would change it):
+    float64 of integers within +-2^53 (the same numbers), an integer type of integers in its range,
+    bool of 0/1 values.  ``what`` names the conversion in the error."""
+    dt = np.dtype(dtype)
+    if not isinstance(v, Sym):
+        return scalar(np.asarray(v).astype(dt)[()])
+    node = v.node
+    if dt == np.dtype(np.float64) and (node.kind == FLOAT or max(abs(node.lo), abs(node.hi)) <= EXACT_FLOAT):
+        return wrap(Sym(v.id))
+    if dt.kind in "iu" and node.kind != FLOAT and np.iinfo(dt).min <= node.lo and node.hi <= np.iinfo(dt).max:
+        return wrap(Sym(v.id))
+    if dt.kind == "b" and node.is_bool:
+        return wrap(v, True)
+    raise untraceable(f"{what} of symbolic values is not exact (values {node.lo}..{node.hi}"
+                      f"{', real numbers' if node.kind == FLOAT else ''})", what)
 
 
 def astype(a: SymArray, dtype: Any) -> SymArray:
-    """``.astype``: to float (values unchanged), or int/bool of values that are already 0/1 or integers."""
-    kind = np.dtype(dtype).kind
-    if kind == "f":
-        return SymArray(a.items)
-    if kind in "iub":
-        if any(isinstance(v, Sym) and v.node.kind != "int" for v in a.items):
-            raise untraceable("a symbolic real number is converted to an integer type", "astype")
-        return SymArray(v if isinstance(v, Sym) else scalar(np.asarray(v).astype(dtype)) for v in a.items)
-    raise untraceable(f"astype({np.dtype(dtype).name}) of symbolic values is not supported", "astype")
+    """``.astype``: a copy whose values :func:`cast` converts."""
+    what = f"astype({np.dtype(dtype).name})"
+    return SymArray((cast(v, dtype, what) for v in a.items), dtype)
 
 
-__all__ = ["FUNCTIONS", "astype", "elementwise", "function", "scalar", "ufunc"]
+__all__ = ["EXACT_FLOAT", "FUNCTIONS", "astype", "cast", "elementwise", "function", "scalar", "ufunc"]

@@ -16,8 +16,11 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from samplers.blackbox import PerCallBlackBox
-from samplers.errors import LanguageError, ParameterError, UntraceableError
+import numpy as np
+
+from samplers import deadline
+from samplers.blackbox import BlackBoxError, PerCallBlackBox
+from samplers.errors import DPHybridError, LanguageError, ParameterError, UntraceableError
 from samplers.lang.builder import Builder
 from samplers.lang.domain import ints
 from samplers.lang.exact import exact
@@ -27,16 +30,19 @@ from samplers.lang.neighbours import BY_NAME as NEIGHBOURS
 from samplers.lang.neighbours import Neighbours
 from samplers.lang.trace import lift, tracing
 from samplers.plain.conversions import converting
+from samplers.plain.determinism import check_runs, global_generators
 from samplers.plain.forking import MAX_PATHS, Driver
 from samplers.plain.generator import RecordingGenerator
-from samplers.plain.paths_to_ir import check_result, merge, signature
-from samplers.plain.site import located, return_line
+from samplers.plain.paths_to_ir import check_result, freeze, merge
+from samplers.plain.site import located, return_line, traceback_site
 from samplers.plain.symbolic import Noisy, SymArray
 
 DEFAULT_EPSILON = 0.1
 DEFAULT_SIZE = 5  # StatDP's first input length
 DEFAULT_DOMAIN = (-10, 10)
 _REQUIRED = object()
+QUERIES = ("it is the queries argument, the caller's data (numpy would change it for the calls that follow); "
+           "assign into a copy, e.g. np.array(queries)")
 
 
 def neighbours_named(name: str | Neighbours) -> Neighbours:
@@ -126,9 +132,17 @@ class PlainMechanism(Mechanism):
 
     def black_box(self, **params: Any) -> PerCallBlackBox:
         """The function run as it is, once per output with numpy's generator: statistical testing only."""
-        fn, p = self.fn, dict(params)
-        return PerCallBlackBox(lambda x, rng: fn(rng, x, **p), domain=self.domain_spec.resolve(p),
-                               neighbours=self.neighbours_spec, name=self.name, params=p)
+        fn, p, name = self.fn, dict(params), self.name
+
+        def run(x: Any, rng: Any) -> Any:
+            try:
+                return fn(rng, x, **p)
+            except (Exception, SystemExit) as e:  # the user's own error: one line naming it, not our traceback
+                raise BlackBoxError(f"{traceback_site(e.__traceback__)}: {name} raised {type(e).__name__}: {e} "
+                                    f"on input {[int(v) for v in x]}") from e
+
+        return PerCallBlackBox(run, domain=self.domain_spec.resolve(p), neighbours=self.neighbours_spec,
+                               name=self.name, params=p)
 
     def _trace(self, params: dict[str, Any]) -> Program:
         domain = self.domain_spec.resolve(params)
@@ -138,9 +152,16 @@ class PlainMechanism(Mechanism):
 
         def call() -> Any:
             try:
-                return self.fn(RecordingGenerator(driver), SymArray(queries), **params)
+                return self.fn(RecordingGenerator(driver), SymArray(queries, np.int64, writable=QUERIES), **params)
             except LanguageError as e:
                 raise located(e) from None
+            except DPHybridError:
+                raise
+            except (Exception, SystemExit) as e:  # the user's own error, on one of the paths explored
+                where = (" (on one combination of its noisy branches' outcomes: tracing runs them all, maybe some "
+                         "that no input reaches)") if driver.depth() else ""
+                raise UntraceableError(f"{self.name} raised {type(e).__name__}: {e}{where}",
+                                       site=traceback_site(e.__traceback__), operation="raise") from e
 
         def run() -> Any:
             result = call()
@@ -149,14 +170,12 @@ class PlainMechanism(Mechanism):
             except UntraceableError as e:  # point at the return statement: run the path again, watching it
                 line = return_line(self.fn, lambda: driver.replay_current(call))
                 raise UntraceableError(str(e), site=line, operation=e.operation) from None
-            return result
+            return freeze(result)
 
-        with tracing(b), converting():
+        before = global_generators()
+        with tracing(b), converting(), deadline.interrupting(f"while tracing {self.name}"):
             paths = driver.explore(run, self.name)
-            if signature(driver.replay(paths[0], call)) != signature(paths[0].result):
-                raise UntraceableError(f"{self.name} returned something else when run again on the same path: "
-                                       "it uses randomness other than prng (np.random, random) or state kept "
-                                       "between calls, which tracing cannot see", operation="determinism")
+            check_runs(driver, paths, run, before, self.name)
             values, tuple_output = merge(paths, self.name)
             outs = [lift(v, isinstance(v, float)) for v in values]
         try:

@@ -5,13 +5,22 @@ Each call records a draw of the mechanism language instead of drawing: ``laplace
 exact finite laws, with ``loc``, ``scale``, ``size`` and ``p`` as numpy spells them
 (``size=n`` gives n independent draws as a :class:`~samplers.plain.symbolic.SymArray`).
 Two draws have no exact law on their own and are accepted in the forms code uses them:
-``prng.random() < p`` (a coin with probability exactly ``p``; each ``random()`` may be
-compared once) and ``prng.geometric(p) - prng.geometric(p)`` (two-sided geometric noise,
-i.e. discrete Laplace; clamp it with ``np.clip`` as the language requires).
+``prng.random() < p`` (a coin; each ``random()`` may be compared once) and
+``prng.geometric(p) - prng.geometric(p)`` (two-sided geometric noise, i.e. discrete
+Laplace; clamp it with ``np.clip`` as the language requires).
+
+The finite laws are numpy's own, not their real-number ideals: ``random()`` is
+``k / 2**53`` for ``k`` uniform in ``0 .. 2**53 - 1`` (every bit generator's
+``next_double``), so ``random() < p`` has probability ``ceil(p * 2**53) / 2**53`` --
+exactly ``p`` when ``p`` is a multiple of ``2**-53`` (0.25, 0.75, ...), and ``2**-53``,
+not 0, for ``random() <= 0``; ``choice(a, p=p)`` compares one ``random()`` with numpy's
+float64 cumulative sums of ``p``, and refuses what numpy refuses (negative
+probabilities, a sum that is not 1 within numpy's tolerance).
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -23,8 +32,40 @@ from samplers.lang import noise
 from samplers.lang.trace import Sym
 from samplers.plain.dispatch import elementwise, scalar
 from samplers.plain.forking import Driver
-from samplers.plain.site import current_site, untraceable
-from samplers.plain.symbolic import Noisy, SymArray
+from samplers.plain.site import current_site, refusal, untraceable
+from samplers.plain.symbolic import Noisy, NoisyBool, SymArray
+
+UNIT = 2**53  # numpy's random() is k / UNIT, k uniform in 0 .. UNIT - 1
+
+
+def coin(op: str, p: Any) -> Fraction:
+    """P(random() op p) for numpy's random() (see the module docstring); ``op`` is <, <=, > or >=."""
+    p = float(p)
+    if math.isnan(p):  # every comparison with nan is false
+        return Fraction(0)
+    if op in (">", ">="):
+        return 1 - coin("<=" if op == ">" else "<", p)
+    if math.isinf(p):
+        return Fraction(int(p > 0))
+    scaled = Fraction(p) * UNIT  # the k with k / UNIT below p
+    k = math.ceil(scaled) if op == "<" else math.floor(scaled) + 1
+    return Fraction(min(max(k, 0), UNIT), UNIT)
+
+
+def choice_law(p: Any) -> noise.Law:
+    """The law of ``choice(len(p), p=p)`` as numpy draws it: the first cumulative sum above one random()."""
+    p = np.asarray(p, dtype=np.float64)
+    if p.ndim != 1 or not np.all(np.isfinite(p)):
+        raise untraceable("choice(p=...): p must be a flat list of finite probabilities", "prng.choice")
+    if np.any(p < 0):
+        raise untraceable("choice(p=...): probabilities are not non-negative (numpy raises)", "prng.choice")
+    if abs(math.fsum(p.tolist()) - 1) > math.sqrt(np.finfo(np.float64).eps):
+        raise untraceable(f"choice(p=...): probabilities sum to {math.fsum(p.tolist())!r}, not 1 (numpy raises)",
+                          "prng.choice")
+    cdf = p.cumsum()
+    cdf /= cdf[-1]
+    ups = [coin("<", c) for c in cdf.tolist()]
+    return 0, tuple(hi - lo for lo, hi in zip([Fraction(0)] + ups, ups))
 
 
 def _plain(v: Any, what: str) -> Any:
@@ -32,6 +73,13 @@ def _plain(v: Any, what: str) -> Any:
     if isinstance(v, (Sym, SymArray, np.ndarray, list, tuple, _Pending)):
         raise untraceable(f"{what} must be a plain number, not a symbolic value or an array", what)
     return v
+
+
+def _integer(v: Any, what: str) -> int:
+    v = _plain(v, what)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+        raise untraceable(f"{what} = {v!r}: integer bounds only", "prng.integers")
+    return int(v)
 
 
 def _count(size: Any) -> int | None:
@@ -61,20 +109,27 @@ class RecordingGenerator:
             return Noisy(self._driver.draw(key, make, position))
         except DPHybridError as e:
             if isinstance(e, ParameterError):
-                raise ParameterError(f"{current_site()}: {e}") from None
-            raise
+                raise refusal(ParameterError(f"{current_site()}: {e}")) from None
+            raise refusal(e)
 
-    def _many(self, size: Any, one: Callable[[], Any], loc: Any = 0) -> Any:
+    def _many(self, size: Any, one: Callable[[], Any], loc: Any = 0, dtype: Any = None) -> Any:
+        """One draw (``size`` None) or an array of ``size`` (numpy's ``dtype``, if known), plus ``loc``."""
         n = _count(size)
         if n is None and isinstance(scalar(loc), (SymArray, np.ndarray, list, tuple)):
             n = len(loc)
-        draws = one() if n is None else SymArray(one() for _ in range(n))
+        draws = one() if n is None else SymArray((one() for _ in range(n)), dtype)
         if isinstance(loc, (int, float)) and loc == 0:
             return draws
-        return elementwise(lambda a, b: a + b, (loc, draws), "loc")
+        out = elementwise(lambda a, b: a + b, (loc, draws), "loc")
+        if isinstance(out, SymArray):
+            out.known_dtype = draws.known_dtype if isinstance(draws, SymArray) else None
+        return out
 
     def _continuous(self, kind: str, scale: Any) -> Callable[[], Noisy]:
-        s = noise.positive_scale(_plain(scale, "scale"), f"prng.{kind}")
+        try:
+            s = noise.positive_scale(_plain(scale, "scale"), f"prng.{kind}")
+        except ParameterError as e:
+            raise refusal(ParameterError(f"{current_site()}: {e}")) from None
         op = "gaussian" if kind == "normal" else kind
         return lambda: self._node((op, s), lambda: self._driver.builder.continuous(op, s))
 
@@ -84,15 +139,15 @@ class RecordingGenerator:
     # -- numpy's names -------------------------------------------------------------------
     def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
         """Laplace noise, ``loc + Lap(scale)``."""
-        return self._many(size, self._continuous("laplace", scale), loc)
+        return self._many(size, self._continuous("laplace", scale), loc, np.float64)
 
     def exponential(self, scale: Any = 1.0, size: Any = None) -> Any:
         """Exponential noise with mean ``scale``."""
-        return self._many(size, self._continuous("exponential", scale))
+        return self._many(size, self._continuous("exponential", scale), dtype=np.float64)
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
         """Gaussian noise, ``loc + N(0, scale^2)``."""
-        return self._many(size, self._continuous("normal", scale), loc)
+        return self._many(size, self._continuous("normal", scale), loc, np.float64)
 
     def standard_normal(self, size: Any = None) -> Any:
         return self.normal(0.0, 1.0, size)
@@ -103,25 +158,33 @@ class RecordingGenerator:
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> Any:
         """Uniform integers in ``[low, high)`` (``[low, high]`` with ``endpoint=True``)."""
-        low = _plain(low, "integers(low)")
+        low = _integer(low, "integers(low)")
         if high is None:
             low, high = 0, low
-        high = _plain(high, "integers(high)")
-        law = noise.uniform_law(int(low), int(high) if endpoint else int(high) - 1)
-        return self._many(size, lambda: self._discrete(law))
+        high = _integer(high, "integers(high)")
+        top = high if endpoint else high - 1
+        dt = np.dtype(dtype)
+        if dt.kind not in "iu" or not (np.iinfo(dt).min <= low and top <= np.iinfo(dt).max):
+            raise untraceable(f"integers(..., dtype={dt.name}) of {low}..{top}: only integer dtypes holding the "
+                              "range are traced (numpy raises for the others or returns booleans)", "prng.integers")
+        if low > top:
+            raise untraceable(f"integers: empty range {low}..{top} (numpy raises: low >= high)", "prng.integers")
+        law = noise.uniform_law(low, top)
+        return self._many(size, lambda: self._discrete(law), dtype=dt)
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
                shuffle: bool = True) -> Any:
         """One of ``a`` (or of ``range(a)``), uniformly or with probabilities ``p``."""
         values = list(range(_plain(a, "choice(a)"))) if not isinstance(a, (list, tuple, np.ndarray, SymArray)) \
             else [_plain(v, "choice(a) elements") for v in a]
+        if not values:
+            raise untraceable("choice of nothing (numpy raises: a cannot be empty)", "prng.choice")
         n = _count(size)
         if not replace and (n or 1) > 1:
             raise untraceable("choice(..., replace=False) of several values is not supported", "prng.choice")
-        weights = [Fraction(1)] * len(values) if p is None else [Fraction(_plain(w, "choice(p)")) for w in p]
-        if len(weights) != len(values):
-            raise untraceable(f"choice: {len(values)} values but {len(weights)} probabilities", "prng.choice")
-        law = noise.categorical_law(weights) if len(values) > 1 else (0, (Fraction(1),))
+        if p is not None and len(p) != len(values):
+            raise untraceable(f"choice: {len(values)} values but {len(p)} probabilities", "prng.choice")
+        law = noise.uniform_law(0, len(values) - 1) if p is None else choice_law([_plain(w, "choice(p)") for w in p])
 
         def one() -> Any:
             idx = self._discrete(law)
@@ -141,6 +204,8 @@ class RecordingGenerator:
     def geometric(self, p: Any, size: Any = None) -> Any:
         """Trials to the first success; only the difference of two such draws (same p) is traced."""
         p = _plain(p, "geometric(p)")
+        if not 0 < p <= 1:
+            raise untraceable(f"geometric(p): p = {p!r} is outside (0, 1] (numpy raises)", "prng.geometric")
         return self._many(size, lambda: _Pending(self, "geometric", self._driver.position(), p))
 
 
@@ -173,11 +238,12 @@ class _Pending(NDArrayOperatorsMixin):
             if isinstance(other, (Sym, _Pending, SymArray, np.ndarray, list, tuple)):
                 return self._refuse("a comparison with a symbolic value")
             self._take("comparison")
-            below = (uf in (np.less, np.less_equal)) == me_left  # the event u < p
-            q = min(max(Fraction(other), Fraction(0)), Fraction(1))
-            prob = q if below else 1 - q
-            law = noise.bernoulli_law(prob)
-            return self.gen._node(("draw", law), lambda: self.gen._driver.builder.draw(*law), self.position)
+            op = {np.less: "<", np.less_equal: "<=", np.greater: ">", np.greater_equal: ">="}[uf]
+            if not me_left:  # p < u is u > p
+                op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+            law = noise.bernoulli_law(coin(op, other))
+            node = self.gen._node(("draw", law), lambda: self.gen._driver.builder.draw(*law), self.position)
+            return NoisyBool(node.id)
         if self.kind == "geometric" and uf is np.subtract and isinstance(a, _Pending) and isinstance(b, _Pending) \
                 and b.kind == "geometric" and a.p == self.p == b.p and a is not b:
             a._take("subtraction")

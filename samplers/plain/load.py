@@ -13,6 +13,7 @@ import sys
 import types
 from typing import Any, Callable
 
+from samplers import deadline
 from samplers.errors import UnknownMechanism
 
 
@@ -33,8 +34,12 @@ def _module_from_file(path: str) -> types.ModuleType:
     module.__file__ = os.path.abspath(path)
     sys.modules[name] = module  # dataclasses and pickling by reference look modules up here
     try:
-        exec(compile(source, os.path.abspath(path), "exec"), module.__dict__)
-    except Exception as e:  # the user's module failed to run: say where, not our traceback
+        with deadline.interrupting(f"while running {path}"):  # its top-level code may never return
+            exec(compile(source, os.path.abspath(path), "exec"), module.__dict__)
+    except deadline.TimeLimitReached:
+        del sys.modules[name]
+        raise
+    except (Exception, SystemExit) as e:  # the user's module failed to run (or exited): say so, not our traceback
         del sys.modules[name]
         raise UnknownMechanism(f"running {path} failed: {type(e).__name__}: {e}") from None
     return module
@@ -43,6 +48,8 @@ def _module_from_file(path: str) -> types.ModuleType:
 def load_function(spec: str) -> Callable[..., Any]:
     """The function named by ``file.py:alg`` or ``module:alg``."""
     where, _, attr = spec.rpartition(":")
+    if not attr.isidentifier():
+        raise UnknownMechanism(f"{spec!r} names no function after the colon (write file.py:alg or module:alg)")
     if where.endswith(".py") or os.sep in where or "/" in where:
         if not os.path.isfile(where):
             raise UnknownMechanism(f"no such file {where!r} (in {spec!r})")
@@ -50,7 +57,7 @@ def load_function(spec: str) -> Callable[..., Any]:
     else:
         try:
             module = importlib.import_module(where)
-        except ImportError as e:
+        except (ImportError, SystemExit) as e:
             raise UnknownMechanism(f"cannot import module {where!r} (in {spec!r}): {e}") from None
     fn = getattr(module, attr, None)
     if fn is None or not callable(fn):

@@ -6,7 +6,10 @@ subtree>)`` -- the same lazily branching form the catalogue's hand-written mecha
 have.  Each path's return value is read as code returns it: a number or bool (one
 output, bools as 0/1), a list / tuple / 1-D array (one output per element; paths that
 return fewer elements, e.g. a sparse vector that stopped early, are padded with BOTTOM),
-None (BOTTOM: nothing released).
+None (BOTTOM: nothing released).  Padding must not merge outputs that Python tells apart:
+a path returning ``[1]`` and one returning ``[1, None]`` would both be ``(1, ⊥)``, and a
+privacy proof about the merged output says nothing about the function's (which reveals
+the path).  Such results are refused, as are a number on one path and a list on another.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from samplers.lang.ir import BOTTOM
 from samplers.lang.trace import Sym
 from samplers.plain.dispatch import scalar
 from samplers.plain.forking import Path
-from samplers.plain.site import untraceable
 from samplers.plain.symbolic import SymArray
 
 _SEQUENCES = (list, tuple, SymArray, np.ndarray)
@@ -42,6 +44,14 @@ def check_result(result: Any, name: str) -> None:
     flat = _flat(result, name)
     if flat is None:
         _component(result, name)
+
+
+def freeze(result: Any) -> Any:
+    """A checked result as it is now: a run's list may be changed later (a buffer kept between
+    calls, a mutable default argument), and each path must keep what its run returned."""
+    if isinstance(result, np.ndarray):
+        return result[()] if result.ndim == 0 else tuple(result)
+    return tuple(result) if isinstance(result, _SEQUENCES) else result
 
 
 def _flat(result: Any, name: str) -> list | None:
@@ -66,16 +76,34 @@ def merge(paths: Sequence[Path], name: str) -> tuple[list[Any], bool]:
     flats = [_flat(p.result, name) for p in paths]
     tuple_output = any(f is not None for f in flats)
     if tuple_output:
+        _distinct_when_padded(paths, flats, name)
         rows = [f if f is not None else ([] if p.result is None else [_component(p.result, name)])
                 for f, p in zip(flats, paths)]
         width = max(len(r) for r in rows)
         if width == 0:
-            raise untraceable(f"{name} returns only empty sequences", "return")
+            raise UntraceableError(f"{name} returns only empty sequences", operation="return")
         rows = [r + [BOTTOM] * (width - len(r)) for r in rows]
     else:
         rows = [[_component(p.result, name)] for p in paths]
         width = 1
     return [_tree(paths, rows, 0, j) for j in range(width)], tuple_output
+
+
+def _distinct_when_padded(paths: Sequence[Path], flats: Sequence[list | None], name: str) -> None:
+    """Refuse results that padding with BOTTOM would merge (see the module docstring)."""
+    nones = [p for p, f in zip(paths, flats) if f is None]
+    if any(scalar(p.result) is not None for p in nones):
+        raise UntraceableError(f"{name} returns a number on some paths and a list on others; return the same "
+                               "shape on every path", operation="return")
+    seqs = [f for f in flats if f is not None]
+    padded = bool(nones) or len({len(f) for f in seqs}) > 1
+    if padded and any(v is BOTTOM for f in seqs for v in f):
+        raise UntraceableError(f"{name} returns a list holding None on some path and a list of another length "
+                               "(or None) on another: padded with ⊥ to one length, they could not be told apart",
+                               operation="return")
+    if nones and any(not f for f in seqs):
+        raise UntraceableError(f"{name} returns None on some path and an empty list on another: both would be "
+                               "all ⊥", operation="return")
 
 
 def _tree(paths: Sequence[Path], rows: Sequence[list], depth: int, j: int) -> Any:

@@ -2,18 +2,25 @@
 
 The innermost stack frame outside the tracer (``samplers.plain``, ``samplers.lang``) and
 outside numpy is the user's line (numpy's dispatch sits between the user and our handlers).
+
+Every refusal raised into user code is also remembered (:func:`refusal`) for the run in
+progress: a ``try: ... except Exception:`` in the user's function could otherwise swallow
+it and let the run go on as if the operation had a value, tracing something else.  The
+driver re-raises the first one when the run returns (:func:`watching`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
+from contextlib import contextmanager
 from types import FrameType, TracebackType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy
 
-from samplers.errors import LanguageError, UntraceableError
+from samplers.errors import DPHybridError, LanguageError, UntraceableError
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _OURS = (_HERE, os.path.join(os.path.dirname(_HERE), "lang"), os.path.dirname(os.path.abspath(numpy.__file__)))
@@ -53,16 +60,46 @@ def traceback_site(tb: TracebackType | None) -> str:
     return site
 
 
+class Refusals:
+    """The first refusal raised into user code during one run (None while there is none)."""
+
+    def __init__(self) -> None:
+        self.first: DPHybridError | None = None
+
+
+_run = threading.local()
+E = TypeVar("E", bound=DPHybridError)
+
+
+@contextmanager
+def watching() -> Iterator[Refusals]:
+    """Collect the refusals raised while the block runs one call of the user's function."""
+    previous = getattr(_run, "refusals", None)
+    _run.refusals = seen = Refusals()
+    try:
+        yield seen
+    finally:
+        _run.refusals = previous
+
+
+def refusal(e: E) -> E:
+    """``e``, remembered as raised into user code by the run in progress (see the module docstring)."""
+    seen = getattr(_run, "refusals", None)
+    if seen is not None and seen.first is None:
+        seen.first = e
+    return e
+
+
 def untraceable(message: str, operation: str) -> UntraceableError:
-    """An :class:`UntraceableError` at the current user line."""
-    return UntraceableError(message, site=current_site(), operation=operation)
+    """An :class:`UntraceableError` at the current user line (remembered: see :func:`refusal`)."""
+    return refusal(UntraceableError(message, site=current_site(), operation=operation))
 
 
 def located(e: LanguageError) -> UntraceableError:
-    """A language error raised inside user code, re-raised at the user's line."""
+    """A language error raised inside user code, re-raised at the user's line (and remembered)."""
     if isinstance(e, UntraceableError):
-        return e
-    return UntraceableError(str(e), site=traceback_site(e.__traceback__), operation="language")
+        return refusal(e)
+    return refusal(UntraceableError(str(e), site=traceback_site(e.__traceback__), operation="language"))
 
 
 def return_line(fn: Callable[..., Any], run: Callable[[], Any]) -> str:

@@ -42,6 +42,9 @@ class Differences:
         """Which inputs a proof over these differences covers."""
         if self.kind == "replace":
             return f"every neighbour pair of the declared domain {program.domain.describe()} (replace_one)"
+        if program._meta.get("inputs"):  # plain Python traced on the domain: its branches on queries were decided there
+            return (f"every neighbour pair of the declared domain {program.domain.describe()} "
+                    f"({program.neighbours.name}; the function was traced on that domain)")
         return f"every integer input in Z^{self.n} (not only the declared domain), {program.neighbours.name} neighbours"
 
     def extremes(self, form: Lin) -> tuple[Fraction, Fraction]:
