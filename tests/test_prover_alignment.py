@@ -93,7 +93,7 @@ def test_custom_neighbours_get_no_proof():
 def test_evidence_is_readable_data():
     proof = prove(_program("svt1", n=3), rules=["alignment"])
     ev = proof.to_json()["evidence"]
-    assert Fraction(ev["eps"]) == proof.eps and "Z^3" in ev["covers"]
+    assert Fraction(ev["eps"]) == proof.eps and "declared domain" in ev["covers"]
     assert len(ev["paths"]) == 4  # c = 1: the first answer above at 1, 2, 3, or none
     assert max(Fraction(p["cost"]) for p in ev["paths"]) == proof.eps
     above = next(p for p in ev["paths"] if list(p["decisions"].values()) == [1])

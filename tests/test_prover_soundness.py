@@ -85,9 +85,9 @@ def test_proved_level_is_above_the_certified_lower_bound(seed):
 
 # -- the prover against independent exact laws (tests/one_draw_law.py, a brute-force enumerator)
 #
-# The proved eps covers every integer input for one_differ / all_differ (the declared domain for
-# replace_one), so the reference level is taken over the declared box widened by 2 where the proof
-# claims more.  Programs are drawn towards what breaks provers: queries with their own noise, clamps,
+# For one_differ / all_differ the conditions are discharged for every integer input of the traced
+# program (the declared domain for replace_one), so the reference level is taken over the declared
+# box widened by 2 there: a stronger check of the traced program than the declared domain alone.  Programs are drawn towards what breaks provers: queries with their own noise, clamps,
 # min / max / abs, input-dependent branches, several outputs, BOTTOM, one-sided noise, ties.
 
 
@@ -154,7 +154,7 @@ def query_program(seed: int, draws: int = 1):
 
 def _covered_pairs(program):
     """Ordered neighbour pairs of what the proof covers, as far as a test can sweep: the declared
-    box widened by 2 (every integer input is covered), or the declared domain for replace_one."""
+    box widened by 2 (the conditions hold for every integer input), or the declared domain for replace_one."""
     dom, rel = program.domain, program.neighbours
     if not isinstance(rel, ReplaceOne):
         dom = Domain(tuple(v - 2 for v in dom.lo), tuple(v + 2 for v in dom.hi))

@@ -7,8 +7,9 @@ the same value.  Kept outcomes make the map injective across paths and a shift h
 Jacobian 1, so ``P(M(x) in E) <= e^c P(M(x') in E)`` where ``c`` is the largest path
 cost ``sum |a_e| / b_e`` (Laplace scale ``b``; exponential noise: ``a_e / b_e`` with
 ``a_e >= 0`` so the draw stays in its support).  Every condition is discharged by z3
-(:mod:`verifiers.prover.conditions`) for every input the differences cover: all of
-``Z^n`` for one_differ / all_differ, the declared domain for replace_one.
+(:mod:`verifiers.prover.conditions`) for every integer input of the traced program (the
+declared domain for replace_one); the proof covers the declared domain
+(:meth:`verifiers.prover.neighbourhood.Differences.covers` says why not more).
 
 ``attempt(program, None)`` proves the largest path cost (exact, a Fraction: scales at
 their exact binary value); ``attempt(program, eps)`` proves ``eps`` or says which path

@@ -4,7 +4,10 @@ An alignment's conditions and cost depend on the inputs only through ``d``.  For
 built-in relations the set of differences is simple: ``one_differ(s)`` and
 ``replace_one`` are ``{t e_j}`` (``1 <= |t| <= s``, resp. ``<=`` the domain's width in
 coordinate ``j``), ``all_differ(s)`` the box ``[-s, s]^n`` without 0.  Only the
-replace-one relation needs the declared bounds; the others hold for every integer input.
+replace-one relation needs the declared bounds; for the others the conditions are discharged for
+every integer input of the program *as traced*, which folded what the declared bounds decide
+(a clamp the domain never reaches, a comparison it settles), so a proof covers the declared
+domain only, never more of the mechanism as written.
 Linear forms have their extremes at ``t = +-s`` / box vertices, and a sum of absolute
 values of linear forms (an alignment's cost) is convex, so its maximum is at those
 points too: both are computed here exactly.
@@ -40,12 +43,11 @@ class Differences:
 
     def covers(self, program: Program) -> str:
         """Which inputs a proof over these differences covers."""
+        where = f"every neighbour pair of the declared domain {program.domain.describe()}"
         if self.kind == "replace":
-            return f"every neighbour pair of the declared domain {program.domain.describe()} (replace_one)"
-        if program._meta.get("inputs"):  # plain Python traced on the domain: its branches on queries were decided there
-            return (f"every neighbour pair of the declared domain {program.domain.describe()} "
-                    f"({program.neighbours.name}; the function was traced on that domain)")
-        return f"every integer input in Z^{self.n} (not only the declared domain), {program.neighbours.name} neighbours"
+            return f"{where} (replace_one)"
+        return (f"{where} ({program.neighbours.name}; the conditions hold for every integer input of the "
+                "program as traced on that domain)")
 
     def extremes(self, form: Lin) -> tuple[Fraction, Fraction]:
         """Min and max of a linear form over ``d`` on the differences."""
