@@ -190,14 +190,41 @@ def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> Symbolic
         event = SetEvent(IDENTITY, tuple(tuple(o) if isinstance(o, list) else o for o in event))
     if isinstance(event, Attack):
         _check_attack(event)
+    weigh = _weigher(event, arity, tuple_output)
+    first = _first_reader(event, tuple_output)
+    weigh.reads_every_output = first is not None  # type: ignore[attr-defined]
+    rest = event.parts[1:] if isinstance(event, Product) and event.parts[0] is first else ()
+    if isinstance(first, SetEvent) and (first is event or rest):
+        # a set event heading the event: the runs it keeps are shared by every event it heads, and
+        # the rest of the event is weighed on them (None: nothing more to weigh)
+        more = _weigher(rest[0] if len(rest) == 1 else Product(tuple(rest)), arity, tuple_output) if rest else None
+        weigh.head = (first, _weigher(first, arity, tuple_output), more,  # type: ignore[attr-defined]
+                      _skeleton_index(first, arity, tuple_output))
+    return weigh
 
+
+def _skeleton_index(event: SetEvent, arity: int, tuple_output: bool) -> tuple | None:
+    """For a set event on the skeleton of a tuple output whose values are tuples of plain int codes:
+    ``(key, label, wanted)``, where ``label(run)`` is the run's skeleton and the event holds exactly
+    when it is in ``wanted`` (what :func:`_set_event` decides component by component); runs can then
+    be grouped by skeleton once, whatever the event.  None for any other set event."""
+    if not tuple_output or event.feature.kind != "skeleton":
+        return None
+    codes = event.feature.codes
+    if not all(isinstance(w, tuple) and all(isinstance(c, int) and not isinstance(c, bool) for c in w)
+               for w in event.values):
+        return None
+
+    def label(run: Run) -> tuple[int, ...]:
+        return tuple(_code(run.output(k), codes) for k in range(arity))
+
+    return ("skeleton", codes), label, frozenset(w for w in event.values if len(w) == arity)
+
+
+def _weigher(event: Any, arity: int, tuple_output: bool) -> SymbolicEvent:
     def weigh(run: Run) -> Any:
         return _weight(event, _Outputs(run, arity, tuple_output))
 
-    first = _first_reader(event, tuple_output)
-    weigh.reads_every_output = first is not None  # type: ignore[attr-defined]
-    if isinstance(first, SetEvent) and first is not event:  # the runs it keeps are shared by the events it heads
-        weigh.head = (first, symbolic(first, arity=arity, tuple_output=tuple_output))  # type: ignore[attr-defined]
     return weigh
 
 

@@ -164,6 +164,7 @@ class ContinuousBackend:
         self._outputs: dict[Point, dict[Any, list[Path]]] = {}
         self._runs: dict[Point, list[Run] | None] = {}  # finished runs per input (None: too many)
         self._heads: dict[tuple, list[Run]] = {}  # (input, set event) -> the finished runs inside it
+        self._labels: dict[tuple, dict[Any, list[int]]] = {}  # (input, label key) -> run indices by label
         self._enclosures: dict[tuple, Enclosure] = {}
         self._stars = Stars()  # stars integrated, by shape, and the work it took (verifiers.continuous.region)
         self._constraints = 0  # work of reading the regions enclosed: per region and per constraint
@@ -247,35 +248,65 @@ class ContinuousBackend:
             if len(self._runs) >= MAX_CACHED_RUNS:
                 self._runs.clear()
                 self._heads.clear()
+                self._labels.clear()
             try:
                 self._runs[key] = complete_runs(self.specialised(key), max_paths=COMPLETE_RUNS)
             except BudgetExceeded:
                 self._runs[key] = None
         return self._runs[key]
 
-    def _runs_in(self, x: Sequence[int], head: tuple[Any, SymbolicEvent]) -> list[Run] | None:
-        """The finished runs of ``x`` on which the set event ``head`` (a key and its symbolic event)
-        holds; a set event reads outputs only, so it decides each run without branching it."""
+    def _runs_in(self, x: Sequence[int], key: Any, head: SymbolicEvent, index: tuple | None) -> list[Run] | None:
+        """The finished runs of ``x`` on which the set event ``head`` (``key``: the event it weighs)
+        holds; a set event reads outputs only, so it decides each run without branching it.  With an
+        ``index`` ``(key, label, wanted)`` the runs are grouped by ``label`` once per input and key,
+        and the head holds on the runs whose label is wanted (in the runs' order)."""
         runs = self._complete_runs(x)
         if runs is None:
             return None
-        key = (self.check_input(x), head[0])
-        if key not in self._heads:
+        at = (self.check_input(x), key)
+        if at not in self._heads:
             if len(self._heads) >= MAX_CACHED_RUNS:
                 self._heads.clear()
-            self._heads[key] = [r for r in runs if head[1](r.resumed([c for c, _ in r.decisions]))]
-        return self._heads[key]
+            if index is None:
+                self._heads[at] = [r for r in runs if head(r.resumed([c for c, _ in r.decisions]))]
+            else:
+                groups = self._groups(at[0], runs, index[0], index[1])
+                self._heads[at] = [runs[i] for i in sorted(i for w in index[2] for i in groups.get(w, ()))]
+        return self._heads[at]
+
+    def _groups(self, x: Point, runs: list[Run], key: Any, label: Callable[[Run], Any]) -> dict[Any, list[int]]:
+        """The indices of ``x``'s finished runs by ``label`` (computed once per input and ``key``)."""
+        at = (x, key)
+        if at not in self._labels:
+            groups: dict[Any, list[int]] = {}
+            for i, r in enumerate(runs):
+                groups.setdefault(label(r.resumed([c for c, _ in r.decisions])), []).append(i)
+            self._labels[at] = groups
+        return self._labels[at]
 
     def _event_paths(self, x: Sequence[int], event: Iterable[Any] | SymbolicEvent) -> list[Path]:
         if callable(event):
-            runs = None
-            if getattr(event, "reads_every_output", False):
-                head = getattr(event, "head", None)
-                runs = self._complete_runs(x) if head is None else self._runs_in(x, head)
-            if runs is None:
-                return self.paths(x, event)
-            spec = self.specialised(x)  # the same paths as self.paths(x, event), without re-running the program
-            return [p for r in runs for p in explore(spec, event, max_paths=self.max_paths, start=r) if p.result]
+            paths = self._paths_on_runs(x, event) if getattr(event, "reads_every_output", False) else None
+            return self.paths(x, event) if paths is None else paths
+        members = {tuple(o) if isinstance(o, list) else o for o in event}
+        return [p for o, ps in self.output_paths(x).items() if o in members for p in ps]
+
+    def _paths_on_runs(self, x: Sequence[int], event: SymbolicEvent) -> list[Path] | None:
+        """The paths of an event that reads every output first, from the finished runs of ``x``: the
+        same paths as ``self.paths(x, event)`` without re-running the program (None: too many runs).
+
+        An event headed by a set event (``event.head``: its key, its symbolic event, the rest of the
+        event or None, and an index of the runs or None: see :meth:`_runs_in`) is weighed on the runs the head keeps: the head reads outputs only (it
+        leaves a run as it was), so the rest alone is weighed from there."""
+        head = getattr(event, "head", None)
+        runs = self._complete_runs(x) if head is None else self._runs_in(x, head[0], head[1], head[3])
+        if runs is None:
+            return None
+        if head is not None and head[2] is None:  # the head is the whole event: it holds, with weight 1
+            return [Path(r.weight, tuple(r.constraints), 1) for r in runs]
+        body = event if head is None else head[2]
+        spec = self.specialised(x)
+        return [p for r in runs for p in explore(spec, body, max_paths=self.max_paths, start=r) if p.result]
         members = {tuple(o) if isinstance(o, list) else o for o in event}
         return [p for o, ps in self.output_paths(x).items() if o in members for p in ps]
 
@@ -373,6 +404,7 @@ class ContinuousBackend:
             self._outputs.clear()
             self._runs.clear()
             self._heads.clear()
+            self._labels.clear()
             self._enclosures.clear()
 
 
