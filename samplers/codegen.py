@@ -1,13 +1,20 @@
 """Generate the source of a batched numba kernel from a traced program.
 
-One sample is straight-line code, one local variable per IR node, in a function of its
-own; the kernel calls it in a loop over the samples of a chunk, and chunks run in
-parallel (``prange``), each with a generator seeded from ``(seed, chunk index)`` (see
-:mod:`samplers.rng`).  Keeping the body out of the ``prange`` loop keeps numba's
+One sample is straight-line code, one local variable per IR node, in the loop of a
+function that draws one chunk of samples; the kernels run chunks in parallel
+(``prange``), each with a generator seeded from ``(seed, chunk index)`` (see
+:mod:`samplers.rng`).  Keeping the chunk loop out of the ``prange`` loop keeps numba's
 parallel passes, which copy the loop they transform, from growing quadratically with
-the size of the mechanism.  Discrete noise is drawn
-by inverse CDF from a table of cumulative probabilities passed as an argument, so the
-source depends on the program's structure and the table on its exact laws.
+the size of the mechanism.  Discrete noise is drawn by inverse CDF from a table of
+cumulative probabilities passed as an argument, so the source depends on the program's
+structure and the table on its exact laws.
+
+Two kernels share the chunk function: ``kernel`` writes every sample into an array;
+``count_kernel`` (integer outputs over a small range, see :func:`samplers.counts.program_digits`)
+adds each sample's mixed-radix code to a histogram instead, one histogram row per block of
+chunks, so no array of samples exists (it draws chunks ``first .. stop-1``, so a long run can
+be cut into pieces).  Both draw the same stream: for the same seed the histogram counts
+exactly the samples the array holds, whatever the number of threads.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from samplers.counts import Digit, program_digits
 from samplers.lang.ir import BOTTOM, BOTTOM_CODE, FLOAT, Node, Program
 
 CHUNK = 1 << 14  # samples per generator state; fixed so results never depend on threads
@@ -29,12 +37,24 @@ _COMPARE = {"lt": "<", "le": "<=", "eq": "==", "ne": "!="}
 
 @dataclass(frozen=True)
 class Kernel:
-    """Generated source plus the cumulative-probability table it reads."""
+    """Generated source plus the cumulative-probability table it reads.
+
+    ``digits`` (None when the source has no ``count_kernel``) give the code of each output
+    in the histogram the counting kernel fills; its slot ``codes`` counts the samples outside
+    the ranges the IR records, which a correct IR never produces.
+    """
 
     source: str
     tables: np.ndarray
     output_float: bool
     arity: int
+    digits: tuple[Digit, ...] | None
+
+    @property
+    def codes(self) -> int:
+        """Number of output codes (the histogram's slots before the out-of-range one)."""
+        assert self.digits is not None
+        return math.prod(r for _, r, _ in self.digits)
 
 
 def _literal(v: object) -> str:
@@ -59,7 +79,7 @@ class _Emitter:
         return f"t{self.tmp}"
 
     def put(self, line: str, indent: int = 0) -> None:
-        self.lines.append("    " + "    " * indent + line)
+        self.lines.append("        " + "    " * indent + line)
 
     def draw_u(self, indent: int = 0) -> str:
         u = self.fresh()
@@ -158,21 +178,55 @@ BOTTOM = np.int64({bottom})
 
 
 @njit(cache=True)
-def body(x, cdf, out, j, s0, s1, s2, s3):
+def run_chunk(x, cdf, out, hist, start, stop, seed, c):
+    s0, s1, s2, s3 = seed_state(seed, c)
+    for j in range(start, stop):
 {body}
-    return s0, s1, s2, s3
+{store}
 
 
 @njit(parallel=True, cache=True)
 def kernel(x, cdf, n, seed, out):
+    hist = np.zeros(0, np.int64)
     nchunks = (n + {chunk} - 1) // {chunk}
     for c in prange(nchunks):
-        s0, s1, s2, s3 = seed_state(seed, c)
         start = c * {chunk}
-        stop = min(n, start + {chunk})
-        for j in range(start, stop):
-            s0, s1, s2, s3 = body(x, cdf, out, j, s0, s1, s2, s3)
+        run_chunk(x, cdf, out, hist, start, min(n, start + {chunk}), seed, c)
 '''
+
+_COUNT_TEMPLATE = '''
+
+@njit(parallel=True, cache=True)
+def count_kernel(x, cdf, n, seed, hist, first, stop):
+    out = np.zeros((0, {arity}), np.int64)
+    nblocks = hist.shape[0]
+    for b in prange(nblocks):
+        for c in range(first + b, stop, nblocks):
+            start = c * {chunk}
+            run_chunk(x, cdf, out, hist[b], start, min(n, start + {chunk}), seed, c)
+'''
+
+
+def _shifted(v: str, lo: int) -> str:
+    return f"{v} - {lo}" if lo > 0 else f"{v} + {-lo}" if lo < 0 else v
+
+
+def _count_lines(program: Program, digits: tuple[Digit, ...]) -> list[str]:
+    """Add the sample's code (see :mod:`samplers.counts`) to ``hist``, or count it in the slot
+    after the codes when a value lies outside the range its digit covers."""
+    code, ok = "", []
+    for o, (lo, radix, bottom) in zip(program.outputs, digits):
+        v = f"v{o}"
+        first = lo + bottom  # the value of the first digit that is not BOTTOM
+        inside = f"{first} <= {v} <= {lo + radix - 1}"
+        if bottom:
+            d, inside = f"(0 if {v} == BOTTOM else {_shifted(v, lo)})", f"({v} == BOTTOM or {inside})"
+        else:
+            d = _shifted(v, lo)
+        code = d if not code else f"({code}) * {radix} + {d}"
+        ok.append(inside)
+    outside = math.prod(r for _, r, _ in digits)
+    return [f"code = {code}", f"hist[code if {' and '.join(ok)} else {outside}] += 1"]
 
 
 def generate(program: Program) -> Kernel:
@@ -181,14 +235,20 @@ def generate(program: Program) -> Kernel:
     for i, n in enumerate(program.nodes):
         em.node(i, n)
     out_float = program.output_kind == FLOAT
+    store = []
     for k, o in enumerate(program.outputs):
         node = program.nodes[o]
         if out_float and node.bottom:
-            em.put(f"out[j, {k}] = np.nan if v{o} == BOTTOM else v{o}")
+            store.append(f"out[j, {k}] = np.nan if v{o} == BOTTOM else v{o}")
         else:
-            em.put(f"out[j, {k}] = v{o}")
-    source = _TEMPLATE.format(
-        name=program.name, bottom=BOTTOM_CODE, chunk=CHUNK, body="\n".join(em.lines)
-    )
+            store.append(f"out[j, {k}] = v{o}")
+    digits = program_digits(program)
+    if digits is not None:  # one chunk function for both kernels: an empty histogram means "write out"
+        store = ["if hist.shape[0] == 0:", *("    " + line for line in store), "else:",
+                 *("    " + line for line in _count_lines(program, tuple(digits)))]
+    source = _TEMPLATE.format(name=program.name, bottom=BOTTOM_CODE, chunk=CHUNK, body="\n".join(em.lines),
+                              store="\n".join("        " + line for line in store))
+    if digits is not None:
+        source += _COUNT_TEMPLATE.format(arity=len(program.outputs), chunk=CHUNK)
     tables = np.array(em.table if em.table else [0.0], dtype=np.float64)
-    return Kernel(source, tables, out_float, len(program.outputs))
+    return Kernel(source, tables, out_float, len(program.outputs), None if digits is None else tuple(digits))
