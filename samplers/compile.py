@@ -165,7 +165,8 @@ class Sampler:
                    "ask for fewer samples")
         out = np.empty((int(n), self.arity), dtype=self.dtype)
         if n:
-            self._run(self._module.kernel, (xs, self.kernel.tables, np.int64(n), s, out), threads)
+            nothing = np.zeros(0, dtype=np.int64)  # no histogram: write every sample into out
+            self._run(self._module.kernel, (xs, self.kernel.tables, np.int64(n), s, out, nothing), threads)
         return out if self.program.tuple_output else out[:, 0]
 
     def counts(self, x: Sequence[int], n: int, seed: int, *, threads: int | None = None) -> dict[Any, int]:
@@ -188,10 +189,11 @@ class Sampler:
         codes = self.kernel.codes
         hist = np.zeros((threads or numba.get_num_threads(), codes + 1 + PAD), dtype=np.int64)
         chunks = -(-n // CHUNK)
+        nothing = np.zeros((0, self.arity), dtype=np.int64)  # no array of samples
         for first in range(0, chunks, PIECE_CHUNKS):  # in pieces, so a time limit can stop a long run
             if first:
                 deadline.check(f"after {first * CHUNK:,} of {n:,} samples")
-            args = (xs, self.kernel.tables, np.int64(n), s, hist, first, min(chunks, first + PIECE_CHUNKS))
+            args = (xs, self.kernel.tables, np.int64(n), s, nothing, hist, first, min(chunks, first + PIECE_CHUNKS))
             self._run(self._module.count_kernel, args, threads)
         total = hist[:, : codes + 1].sum(axis=0)
         if total[codes]:

@@ -131,6 +131,20 @@ def test_fused_counts_are_the_array_counts(name, params, x, monkeypatch):
     assert sampler.counts(x, n, seed=43) != dict(want)
 
 
+def test_sample_code_in_the_chunk_loop_or_called_draws_the_same_samples(monkeypatch):
+    """Short sample code sits in the chunk loop, long code in a function the loop calls: the same
+    statements, so the same samples and counts for the same seed."""
+    import samplers.codegen
+
+    x = (0, 2, 2, 2, 2)
+    inline = compile_sampler(catalogue.get("noisy_max_geom"))
+    monkeypatch.setattr(samplers.codegen, "INLINE_LINES", 0)
+    called = compile_sampler(catalogue.get("noisy_max_geom"))
+    assert "def body(" in called.kernel.source and "def body(" not in inline.kernel.source
+    np.testing.assert_array_equal(called.sample(x, 40_000, seed=8), inline.sample(x, 40_000, seed=8))
+    assert called.counts(x, 40_000, seed=8) == inline.counts(x, 40_000, seed=8)
+
+
 def test_counts_too_wide_for_the_fused_kernel_count_the_array():
     """Outputs over more codes than the samples' array holds values are counted from the array."""
     @mechanism(domain=ints(lo=0, hi=10**6, size=1), neighbours=one_differ)
