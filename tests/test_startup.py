@@ -69,3 +69,13 @@ def test_the_parser_of_one_command_says_what_the_full_parser_says(capsys) -> Non
     for name in COMMANDS:
         for words in ([name, "--help"], [name, "--no-such-option"]):
             assert said(build_parser(name), words) == said(full, words), words
+
+
+def test_the_console_command_spares_its_exit_the_garbage_collections() -> None:
+    """Run as the console command (no argv), main freezes the heap for the shutdown; called with an argv
+    (as tests and the API do) it leaves the collector alone."""
+    probe = ("import gc, sys\nfrom hybrid.cli import main\nmain(['list', '--json'])\nafter_api = gc.get_freeze_count()\n"
+             "sys.argv = ['dphybrid', 'list', '--json']\nmain()\nprint(after_api, gc.get_freeze_count())")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    after_api, after_console = map(int, out.strip().splitlines()[-1].split())
+    assert after_api == 0 and after_console > 0
