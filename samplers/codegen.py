@@ -1,13 +1,21 @@
 """Generate the source of a batched numba kernel from a traced program.
 
-One sample is straight-line code, one local variable per IR node, in a function of its
-own; the kernel calls it in a loop over the samples of a chunk, and chunks run in
-parallel (``prange``), each with a generator seeded from ``(seed, chunk index)`` (see
-:mod:`samplers.rng`).  Keeping the body out of the ``prange`` loop keeps numba's
-parallel passes, which copy the loop they transform, from growing quadratically with
-the size of the mechanism.  Discrete noise is drawn
-by inverse CDF from a table of cumulative probabilities passed as an argument, so the
-source depends on the program's structure and the table on its exact laws.
+One sample is straight-line code, one local variable per IR node, in the loop of a
+function that draws one chunk of samples (or, when long, in a function that loop calls:
+see :data:`INLINE_LINES`); the kernels run chunks in parallel (``prange``), each with a
+generator seeded from ``(seed, chunk index)`` (see :mod:`samplers.rng`).  Keeping the
+chunk loop out of the ``prange`` loop keeps numba's parallel passes, which copy the loop
+they transform, from growing quadratically with the size of the mechanism.  Discrete
+noise is drawn by inverse CDF from a table of cumulative probabilities passed as an
+argument, so the source depends on the program's structure and the table on its exact laws.
+
+Two kernels share the chunk function: ``kernel`` writes every sample into an array (its
+``hist`` is empty); ``count_kernel`` (integer outputs over a small range, see
+:func:`samplers.counts.program_digits`) adds each sample's mixed-radix code to a histogram
+instead, one histogram row per block of chunks, so no array of samples exists (its ``out`` is
+empty; it draws chunks ``first .. stop-1``, so a long run can be cut into pieces).  The
+caller allocates both arrays: the kernels allocate nothing.  Both draw the same stream: for the same seed the histogram counts
+exactly the samples the array holds, whatever the number of threads.
 """
 
 from __future__ import annotations
@@ -18,9 +26,14 @@ from fractions import Fraction
 
 import numpy as np
 
+from samplers.counts import Digit, program_digits
 from samplers.lang.ir import BOTTOM, BOTTOM_CODE, FLOAT, Node, Program
 
 CHUNK = 1 << 14  # samples per generator state; fixed so results never depend on threads
+# One sample's code up to this many lines sits in the chunk loop; longer, it is a function the loop
+# calls.  In the loop it runs faster (noisy max, m = 5: 25% faster), but numba's front end takes
+# superlinear time on a loop's body (RAPPOR, m = 10: twice the compile time of the function).
+INLINE_LINES = 100
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^"}
 _BY_CONSTANT = {"floordiv": "//", "mod": "%"}
@@ -29,12 +42,24 @@ _COMPARE = {"lt": "<", "le": "<=", "eq": "==", "ne": "!="}
 
 @dataclass(frozen=True)
 class Kernel:
-    """Generated source plus the cumulative-probability table it reads."""
+    """Generated source plus the cumulative-probability table it reads.
+
+    ``digits`` (None when the source has no ``count_kernel``) give the code of each output
+    in the histogram the counting kernel fills; its slot ``codes`` counts the samples outside
+    the ranges the IR records, which a correct IR never produces.
+    """
 
     source: str
     tables: np.ndarray
     output_float: bool
     arity: int
+    digits: tuple[Digit, ...] | None
+
+    @property
+    def codes(self) -> int:
+        """Number of output codes (the histogram's slots before the out-of-range one)."""
+        assert self.digits is not None
+        return math.prod(r for _, r, _ in self.digits)
 
 
 def _literal(v: object) -> str:
@@ -59,7 +84,7 @@ class _Emitter:
         return f"t{self.tmp}"
 
     def put(self, line: str, indent: int = 0) -> None:
-        self.lines.append("    " + "    " * indent + line)
+        self.lines.append("    " * indent + line)
 
     def draw_u(self, indent: int = 0) -> str:
         u = self.fresh()
@@ -155,24 +180,68 @@ from numba import njit, prange
 from samplers.rng import categorical, next_u64, seed_state, standard_exponential, unit
 
 BOTTOM = np.int64({bottom})
-
+{body_function}
 
 @njit(cache=True)
-def body(x, cdf, out, j, s0, s1, s2, s3):
-{body}
-    return s0, s1, s2, s3
+def run_chunk(x, cdf, out, hist, start, stop, seed, c):
+    s0, s1, s2, s3 = seed_state(seed, c)
+    for j in range(start, stop):
+{loop}
 
 
 @njit(parallel=True, cache=True)
-def kernel(x, cdf, n, seed, out):
+def kernel(x, cdf, n, seed, out, hist):
     nchunks = (n + {chunk} - 1) // {chunk}
     for c in prange(nchunks):
-        s0, s1, s2, s3 = seed_state(seed, c)
         start = c * {chunk}
-        stop = min(n, start + {chunk})
-        for j in range(start, stop):
-            s0, s1, s2, s3 = body(x, cdf, out, j, s0, s1, s2, s3)
+        run_chunk(x, cdf, out, hist, start, min(n, start + {chunk}), seed, c)
 '''
+
+_BODY_FUNCTION = '''
+
+@njit(cache=True)
+def body(x, cdf, out, hist, j, s0, s1, s2, s3):
+{body}
+    return s0, s1, s2, s3
+'''
+
+_COUNT_TEMPLATE = '''
+
+@njit(parallel=True, cache=True)
+def count_kernel(x, cdf, n, seed, out, hist, first, stop):
+    nblocks = hist.shape[0]
+    for b in prange(nblocks):
+        for c in range(first + b, stop, nblocks):
+            start = c * {chunk}
+            run_chunk(x, cdf, out, hist[b], start, min(n, start + {chunk}), seed, c)
+'''
+
+
+def _indent(lines: list[str], levels: int) -> str:
+    return "\n".join("    " * levels + line for line in lines)
+
+
+def _shifted(v: str, lo: int) -> str:
+    return f"{v} - {lo}" if lo > 0 else f"{v} + {-lo}" if lo < 0 else v
+
+
+def _count_lines(program: Program, digits: tuple[Digit, ...]) -> list[str]:
+    """Add the sample's code (see :mod:`samplers.counts`) to ``hist``, or count it in the slot
+    after the codes when a value lies outside the range its digit covers.  The range tests are
+    joined by ``&`` and ``|``, not ``and`` and ``or``: no branch each (numba's front end takes
+    time superlinear in the branches of a function)."""
+    lines, code, inside = [], "", []
+    for k, (o, (lo, radix, bottom)) in enumerate(zip(program.outputs, digits)):
+        v, d = f"v{o}", f"d{k}"
+        if bottom:  # BOTTOM is digit 0, the values digits 1 .. radix - 1
+            lines.append(f"{d} = 0 if {v} == BOTTOM else {_shifted(v, lo)}")
+            inside.append(f"(({v} == BOTTOM) | ({d} >= 1)) & ({d} < {radix})")
+        else:
+            lines.append(f"{d} = {_shifted(v, lo)}")
+            inside.append(f"({d} >= 0) & ({d} < {radix})")
+        code = d if not code else f"({code}) * {radix} + {d}"
+    outside = math.prod(r for _, r, _ in digits)
+    return [*lines, f"code = {code}", f"hist[code if {' & '.join(inside)} else {outside}] += 1"]
 
 
 def generate(program: Program) -> Kernel:
@@ -181,14 +250,26 @@ def generate(program: Program) -> Kernel:
     for i, n in enumerate(program.nodes):
         em.node(i, n)
     out_float = program.output_kind == FLOAT
+    store = []
     for k, o in enumerate(program.outputs):
         node = program.nodes[o]
         if out_float and node.bottom:
-            em.put(f"out[j, {k}] = np.nan if v{o} == BOTTOM else v{o}")
+            store.append(f"out[j, {k}] = np.nan if v{o} == BOTTOM else v{o}")
         else:
-            em.put(f"out[j, {k}] = v{o}")
-    source = _TEMPLATE.format(
-        name=program.name, bottom=BOTTOM_CODE, chunk=CHUNK, body="\n".join(em.lines)
-    )
+            store.append(f"out[j, {k}] = v{o}")
+    digits = program_digits(program)
+    if digits is not None:  # one chunk function for both kernels: an empty histogram means "write out"
+        store = ["if hist.shape[0] == 0:", *("    " + line for line in store), "else:",
+                 *("    " + line for line in _count_lines(program, tuple(digits)))]
+    lines = em.lines + store
+    if len(lines) <= INLINE_LINES:
+        body_function, loop = "", _indent(lines, 2)
+    else:
+        body_function = _BODY_FUNCTION.format(body=_indent(lines, 1))
+        loop = _indent(["s0, s1, s2, s3 = body(x, cdf, out, hist, j, s0, s1, s2, s3)"], 2)
+    source = _TEMPLATE.format(name=program.name, bottom=BOTTOM_CODE, chunk=CHUNK, body_function=body_function,
+                              loop=loop)
+    if digits is not None:
+        source += _COUNT_TEMPLATE.format(chunk=CHUNK)
     tables = np.array(em.table if em.table else [0.0], dtype=np.float64)
-    return Kernel(source, tables, out_float, len(program.outputs))
+    return Kernel(source, tables, out_float, len(program.outputs), None if digits is None else tuple(digits))

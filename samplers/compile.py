@@ -5,6 +5,10 @@ the source, so identical structures share a kernel) and imported from there, so 
 own ``cache=True`` stores the machine code beside it: a second process skips the JIT.
 The cache directory is ``$DPHYBRID_CACHE_DIR`` or ``~/.cache/dphybrid/kernels``.
 
+:meth:`Sampler.counts` counts outputs with the fused kernel (drawing and counting in one
+pass, see :mod:`samplers.codegen`) when the histograms are no larger than the samples'
+array would be, and otherwise counts that array: the same counts either way.
+
 Under a time limit (:mod:`samplers.deadline`) a kernel that is not cached yet is
 compiled in a forked child, which fills the disk cache and is killed if it overruns:
 numba's compiler cannot be interrupted in-process.  A kernel whose forecast compile
@@ -23,20 +27,22 @@ import tempfile
 import math
 import threading
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Sequence
 
 import numba
 import numpy as np
 
 from samplers import deadline
-from samplers.codegen import Kernel, generate
+from samplers.codegen import CHUNK, Kernel, generate
+from samplers.counts import decode_counts, output_counts
 from samplers.errors import ParameterError
 from samplers.memory import check_fits
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
 from samplers.rng import seed_u64
 
-_loaded: dict[str, Callable[..., None]] = {}
+_loaded: dict[str, ModuleType] = {}
 _lock = threading.Lock()
 # Forecast of numba's compile time from the kernel's source lines, fitted on catalogue
 # kernels on 2 busy cores (noisy max m = 5: 99 lines, 3 s; RAPPOR m = 50: 835 lines,
@@ -61,7 +67,7 @@ def cache_dir() -> Path:
     return path
 
 
-def _load(source: str) -> Callable[..., None]:
+def _load(source: str) -> ModuleType:
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     with _lock:
         if digest in _loaded:
@@ -78,14 +84,14 @@ def _load(source: str) -> Callable[..., None]:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-        _loaded[digest] = module.kernel
-        return module.kernel
+        _loaded[digest] = module
+        return module
 
 
 def _on_disk(fn: Any) -> bool:
     """Whether numba's disk cache already holds some compiled version of this kernel."""
-    module = fn.py_func.__module__
-    return bool(glob.glob(str(cache_dir() / "__pycache__" / f"{module}.kernel-*.nbi")))
+    py = fn.py_func
+    return bool(glob.glob(str(cache_dir() / "__pycache__" / f"{py.__module__}.{py.__name__}-*.nbi")))
 
 
 def _compile_in_time(fn: Any, args: tuple, name: str, source: str) -> None:
@@ -113,13 +119,20 @@ def _compile_in_time(fn: Any, args: tuple, name: str, source: str) -> None:
     # the child filled the disk cache; if it failed, compiling in-process shows why
 
 
+# The fused kernel's histograms: at least this many slots are always fine (4 MiB); beyond, they may
+# hold as many slots as the array of samples they replace would hold values.
+FUSED_MIN_SLOTS = 1 << 19
+PAD = 8  # slots between two threads' histograms: no cache line shared (8 bytes a slot)
+PIECE_CHUNKS = 1 << 11  # chunks the fused kernel draws between two looks at the clock (2^25 samples)
+
+
 class Sampler:
     """Draws batches of outputs of one traced program with a numba kernel."""
 
     def __init__(self, program: Program) -> None:
         self.program = program
         self.kernel: Kernel = generate(program)
-        self._fn = _load(self.kernel.source)
+        self._module = _load(self.kernel.source)
 
     @property
     def name(self) -> str:
@@ -147,6 +160,68 @@ class Sampler:
         The same ``(x, n, seed)`` gives the same array whatever ``threads`` is (default:
         numba's thread count), and a smaller ``n`` gives a prefix of a larger one.
         """
+        xs, s = self._arguments(x, n, seed, threads)
+        check_fits(int(n) * self.arity * 8, f"{n} samples of {self.arity} value{'s' * (self.arity > 1)}",
+                   "ask for fewer samples")
+        out = np.empty((int(n), self.arity), dtype=self.dtype)
+        if n:
+            nothing = np.zeros(0, dtype=np.int64)  # no histogram: write every sample into out
+            self._run(self._module.kernel, (xs, self.kernel.tables, np.int64(n), s, out, nothing), threads)
+        return out if self.program.tuple_output else out[:, 0]
+
+    def counts(self, x: Sequence[int], n: int, seed: int, *, threads: int | None = None) -> dict[Any, int]:
+        """The count of each output among ``sample(x, n, seed)``: exactly the dictionary
+        :func:`samplers.counts.output_counts` makes of that array (same outputs, counts and order),
+        whatever ``threads`` is.  Integer outputs only (ValueError for continuous ones).
+
+        Drawn and counted in one pass, with no array of samples, when the outputs' range (from
+        the IR) is small enough; see :meth:`uses_fused_counts`.
+        """
+        if self.kernel.output_float:
+            raise ValueError("counts per output need discrete (integer) samples")
+        xs, s = self._arguments(x, n, seed, threads)
+        if not self.uses_fused_counts(n, threads):
+            return output_counts(self.sample(x, n, seed, threads=threads))
+        return self._fused_counts(xs, int(n), s, threads)
+
+    def _fused_counts(self, xs: np.ndarray, n: int, s: np.uint64, threads: int | None) -> dict[Any, int]:
+        """:meth:`counts` by the fused kernel, one histogram per thread (see the module docstring)."""
+        codes = self.kernel.codes
+        hist = np.zeros((threads or numba.get_num_threads(), codes + 1 + PAD), dtype=np.int64)
+        chunks = -(-n // CHUNK)
+        nothing = np.zeros((0, self.arity), dtype=np.int64)  # no array of samples
+        for first in range(0, chunks, PIECE_CHUNKS):  # in pieces, so a time limit can stop a long run
+            if first:
+                deadline.check(f"after {first * CHUNK:,} of {n:,} samples")
+            args = (xs, self.kernel.tables, np.int64(n), s, nothing, hist, first, min(chunks, first + PIECE_CHUNKS))
+            self._run(self._module.count_kernel, args, threads)
+        total = hist[:, : codes + 1].sum(axis=0)
+        if total[codes]:
+            raise AssertionError(f"the {self.name} sampler drew {total[codes]} outputs outside the range its "
+                                 f"IR records (a bug in dphybrid's range analysis)")
+        return decode_counts(total[:codes], self.kernel.digits, rows=self.program.tuple_output)
+
+    def uses_fused_counts(self, n: int, threads: int | None = None) -> bool:
+        """Whether :meth:`counts` draws and counts in one pass: integer outputs whose codes the
+        histograms (one per thread) hold in no more memory than the samples' array, or than
+        ``FUSED_MIN_SLOTS`` slots."""
+        if self.kernel.digits is None:
+            return False
+        slots = (threads or numba.get_num_threads()) * (self.kernel.codes + 1 + PAD)
+        return slots <= max(int(n) * self.arity, FUSED_MIN_SLOTS)
+
+    def warm_up(self, *, counts: bool = False) -> None:
+        """Trigger compilation (or the cache load) now rather than at the first sample (of
+        :meth:`counts` with the fused kernel when ``counts``)."""
+        x = tuple(self.program.domain.lo)
+        if counts and self.kernel.digits is not None:
+            xs, s = self._arguments(x, 1, 0, None)
+            self._fused_counts(xs, 1, s, None)
+        else:
+            self.sample(x, 1, 0)
+
+    def _arguments(self, x: Sequence[int], n: int, seed: int, threads: int | None) -> tuple[np.ndarray, np.uint64]:
+        """The kernels' input vector and seed, after checking every argument."""
         xs = np.asarray(self.program.domain.check(x), dtype=np.int64)
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ParameterError(f"the number of samples must be a non-negative integer, got {n!r}")
@@ -154,24 +229,18 @@ class Sampler:
         if threads is not None and not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
             raise ParameterError(f"threads must lie in 1..{numba.config.NUMBA_NUM_THREADS} (the threads numba "
                                  f"can use), got {threads}")
-        check_fits(int(n) * self.arity * 8, f"{n} samples of {self.arity} value{'s' * (self.arity > 1)}",
-                   "ask for fewer samples")
-        out = np.empty((int(n), self.arity), dtype=self.dtype)
-        if n:
-            _compile_in_time(self._fn, (xs, self.kernel.tables, np.int64(n), s, out), self.name, self.kernel.source)
-            previous = numba.get_num_threads()
-            if threads is not None:
-                numba.set_num_threads(int(threads))
-            try:
-                self._fn(xs, self.kernel.tables, np.int64(n), s, out)
-            finally:
-                numba.set_num_threads(previous)
-        return out if self.program.tuple_output else out[:, 0]
+        return xs, s
 
-    def warm_up(self) -> None:
-        """Trigger compilation (or the cache load) now rather than at the first sample."""
-        x = tuple(self.program.domain.lo)
-        self.sample(x, 1, 0)
+    def _run(self, fn: Any, args: tuple, threads: int | None) -> None:
+        """Call a kernel (compiled in time first) with ``threads`` numba threads."""
+        _compile_in_time(fn, args, self.name, self.kernel.source)
+        previous = numba.get_num_threads()
+        if threads is not None:
+            numba.set_num_threads(int(threads))
+        try:
+            fn(*args)
+        finally:
+            numba.set_num_threads(previous)
 
 
 def compile_sampler(mech: Mechanism | Program | Callable[..., Any], **params: Any) -> Sampler:

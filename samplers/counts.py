@@ -1,14 +1,25 @@
-"""Turn sampler arrays into per-output counts (outputs as the exact backends key them)."""
+"""Turn sampler outputs into per-output counts (outputs as the exact backends key them).
+
+Integer outputs over a small range are counted by a mixed-radix code: one digit per
+output component, digit 0 standing for BOTTOM when the component can be BOTTOM, codes
+ascending in the lexicographic order of the outputs.  The digits come either from the
+samples (:func:`output_counts`, counting an array with ``np.bincount``) or from the
+value ranges the IR records (:func:`program_digits`, for the sampler's fused kernel
+that counts while it draws); :func:`decode_counts` reads both kinds of table back.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import math
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from samplers.lang.ir import BOTTOM_CODE, from_code
+from samplers.lang.ir import BOTTOM_CODE, FLOAT, Program, from_code
 
 MAX_CODES = 1 << 24  # the largest table np.bincount may fill (8 bytes a code)
+
+Digit = tuple[int, int, bool]  # (the value of digit 0, or of digit 1 when BOTTOM is digit 0; radix; has BOTTOM)
 
 
 def output_counts(samples: np.ndarray) -> dict[Any, int]:
@@ -23,11 +34,10 @@ def output_counts(samples: np.ndarray) -> dict[Any, int]:
         raise ValueError("counts per output need discrete (integer) samples")
     cols = samples.reshape(len(samples), -1) if len(samples) else samples
     if len(samples) and cols.shape[1]:
-        coded = _mixed_radix(cols, rows=samples.ndim == 2)
+        coded = _mixed_radix(cols)
         if coded is not None:
-            code, decode = coded
-            counts = np.bincount(code)
-            return {decode(int(k)): int(counts[k]) for k in np.flatnonzero(counts)}
+            code, digits = coded
+            return decode_counts(np.bincount(code), digits, rows=samples.ndim == 2)
     if samples.ndim == 1:
         vals, counts = np.unique(samples, return_counts=True)
         return {from_code(v): int(c) for v, c in zip(vals, counts)}
@@ -37,11 +47,42 @@ def output_counts(samples: np.ndarray) -> dict[Any, int]:
     return {tuple(from_code(v) for v in rows[i]): int(c) for i, c in zip(starts, counts)}
 
 
-def _mixed_radix(cols: np.ndarray, rows: bool) -> tuple[np.ndarray, Callable[[int], Any]] | None:
+def program_digits(program: Program) -> list[Digit] | None:
+    """The digits of ``program``'s outputs from the value ranges its IR records (None for
+    continuous outputs or more than ``MAX_CODES`` codes): every output the program can
+    produce has a code below the product of the radixes."""
+    if program.output_kind == FLOAT:
+        return None
+    digits = []
+    for node in program.output_nodes():
+        lo = int(node.lo) - node.bottom
+        digits.append((lo, node.width() + node.bottom, node.bottom))
+    return digits if math.prod(r for _, r, _ in digits) <= MAX_CODES else None
+
+
+def decode_counts(counts: np.ndarray, digits: Sequence[Digit], rows: bool) -> dict[Any, int]:
+    """The outputs with a non-zero count in ``counts`` (indexed by code), in code order, with their
+    counts; an output is a tuple when ``rows``, else a single value."""
+    decode = _decoder(digits, rows)
+    return {decode(int(k)): int(counts[k]) for k in np.flatnonzero(counts)}
+
+
+def _decoder(digits: Sequence[Digit], rows: bool) -> Callable[[int], Any]:
+    def decode(c: int) -> Any:
+        out = []
+        for lo, radix, bottom in reversed(digits):
+            c, d = divmod(c, radix)
+            out.append(from_code(BOTTOM_CODE) if bottom and d == 0 else lo + d)
+        return tuple(reversed(out)) if rows else out[0]
+
+    return decode
+
+
+def _mixed_radix(cols: np.ndarray) -> tuple[np.ndarray, list[Digit]] | None:
     """Each row's code ``sum digit_j * radix_j`` (ascending codes: lexicographic rows) and the
-    decoder of a code (to a tuple when ``rows``, else to one value); None when there would be more
-    than ``MAX_CODES`` codes."""
-    digits: list[tuple[int, int, bool]] = []  # (value of digit 0, radix, has BOTTOM) per column
+    digits, from the values the columns hold; None when there would be more than ``MAX_CODES``
+    codes."""
+    digits: list[Digit] = []
     size = 1
     for j in range(cols.shape[1]):
         col = cols[:, j]
@@ -66,12 +107,5 @@ def _mixed_radix(cols: np.ndarray, rows: bool) -> tuple[np.ndarray, Callable[[in
         else:
             d = col - lo if lo else col  # the samples themselves when no shift is needed (never written)
         code = d if code is None else code * radix + d
-
-    def decode(c: int) -> Any:
-        out = []
-        for lo, radix, bottom in reversed(digits):
-            c, d = divmod(c, radix)
-            out.append(from_code(BOTTOM_CODE) if bottom and d == 0 else lo + d)
-        return tuple(reversed(out)) if rows else out[0]
-
-    return code, decode
+    assert code is not None
+    return code, digits

@@ -66,11 +66,16 @@ def unit(r: uint64) -> float:
 
 @njit(cache=True)
 def categorical(cdf: np.ndarray, off: int, k: int, u: float) -> int:
-    """Index of ``u`` in the cumulative table ``cdf[off : off+k-1]`` (inverse CDF)."""
+    """Index of ``u`` in the cumulative table ``cdf[off : off+k-1]`` (inverse CDF).
+
+    The table is non-decreasing, so the index is the number of its entries at most ``u``;
+    short tables count them without branching (a search's branches, taken at random, cost
+    more than the comparisons).
+    """
     if k <= 16:
         i = 0
-        while i < k - 1 and u >= cdf[off + i]:
-            i += 1
+        for t in range(k - 1):
+            i += u >= cdf[off + t]
         return i
     lo, hi = 0, k - 1
     while lo < hi:

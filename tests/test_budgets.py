@@ -262,7 +262,7 @@ def _cli(capsys, *argv):
 
 
 @pytest.mark.parametrize("argv,names", [
-    (["sample", "rr", "--input", "0,0,0,0", "-n", str(10**10)], "-n"),  # beyond 10^10: refused as a count
+    (["sample", "laplace", "--input", "0", "-n", str(10**10)], "-n"),  # beyond 10^10: refused as a count
     (["dist", "noisy_max_geom", "-p", f"m={10**9}", "--input", "0"], "-p m"),
     (["test", "laplace", "--eps", "0.1", "--samples", str(10**10)], "--samples"),
     (["dist", "trunc_geom", "-p", f"m={10**9}", "--input", "0"], "two_sided_geometric"),
@@ -290,6 +290,17 @@ def test_a_command_stopped_with_nothing_says_so(capsys):
     code, out, err = _cli(capsys, "dist", "trunc_geom", "-p", "m=50000", "--input", "0", "--time-budget", "0.3")
     assert code == 3 and out == "" and len(err.strip().splitlines()) == 1
     assert "time budget of 0.3 s reached" in err and "--time-budget" in err
+
+
+def test_samples_counted_as_drawn_stop_at_the_time_budget(capsys, monkeypatch):
+    """Counted by the fused kernel, 10^10 samples of rr need no memory but minutes: the budget stops them
+    between two pieces of the run (pieces of 2^17 samples here)."""
+    import samplers.compile
+
+    monkeypatch.setattr(samplers.compile, "PIECE_CHUNKS", 8)
+    code, out, err = _cli(capsys, "sample", "rr", "--input", "0,0,0,0", "-n", str(10**10), "--time-budget", "0.5")
+    assert code == 3 and out == "" and len(err.strip().splitlines()) == 1
+    assert "time budget" in err and "--time-budget" in err
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])

@@ -47,6 +47,21 @@ def test_sample_counts_and_exact_comparison(capsys):
     assert res["seed"] == 3 and res["chi2"]["pvalue"] > 1e-4
 
 
+def test_sample_counts_are_those_of_the_array_of_samples(capsys):
+    """`sample` counts as it draws (the fused kernel): exactly the counts of the array the same seed draws."""
+    from hybrid.formats import output_to_json
+    from samplers import catalogue
+    from samplers.compile import compile_sampler
+    from samplers.counts import output_counts
+
+    res = run_json(capsys, "sample", "above_threshold_geom", "-p", "L=3", "--input", "2,0,2", "-n", "50000", "--seed", "9",
+                   "--top", "0")
+    array = compile_sampler(catalogue.get("above_threshold_geom"), L=3).sample((2, 0, 2), 50000, 9)
+    want = {json.dumps(output_to_json(o)): c for o, c in output_counts(array).items()}
+    assert {json.dumps(r["output"]): r["count"] for r in res["counts"]} == want
+    assert res["distinct_outputs"] == len(want) and "bottom" in str(list(want))
+
+
 def test_sample_continuous_summary(capsys):
     res = run_json(capsys, "sample", "laplace", "-p", "eps=0.5", "--input", "3", "-n", "100000")
     s = res["summary"][0]

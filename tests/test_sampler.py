@@ -3,6 +3,9 @@
 Conformance uses Pearson's chi-square test at significance 1e-4: a correct sampler
 fails a given check with probability 1e-4 over the seed, so the ~50 checks below have
 a family-wise false-failure rate under 0.5%; the seeds are fixed, so CI is deterministic.
+The conformance checks count with the fused kernel (:meth:`Sampler.counts`, drawing and
+counting in one pass); other tests check that its counts are exactly those of the array
+path (the same stream for the same seed), so the checks hold for both.
 """
 
 import json
@@ -21,7 +24,7 @@ from samplers.counts import output_counts
 from samplers.errors import DomainError, ParameterError
 from samplers.gof import goodness_of_fit
 from samplers.lang.ir import BOTTOM_CODE
-from samplers.lang import BOTTOM, exponential, gaussian, ints, laplace, mechanism, one_differ
+from samplers.lang import BOTTOM, categorical, exponential, gaussian, ints, laplace, mechanism, one_differ
 from verifiers.enumerate import distribution
 
 from small import SMALL, discrete_names
@@ -46,8 +49,9 @@ def _inputs(prog, k=3, seed=7):
 def test_sampler_matches_exact_distribution(name):
     prog = catalogue.get(name).trace(**SMALL[name])
     sampler = compile_sampler(prog)
+    assert sampler.uses_fused_counts(N, threads=1) and sampler.uses_fused_counts(N)
     for i, x in enumerate(_inputs(prog)):
-        counts = output_counts(sampler.sample(x, N, seed=1000 + i))
+        counts = sampler.counts(x, N, seed=1000 + i)
         g = goodness_of_fit(counts, distribution(prog, x))
         assert g.impossible == 0, f"{name} on {x}: sampled an output of probability 0"
         assert g.pvalue > ALPHA, f"{name} on {x}: chi-square p = {g.pvalue:.2g} (stat {g.statistic:.1f}, dof {g.dof})"
@@ -100,6 +104,73 @@ def test_same_seed_same_samples_whatever_the_thread_count(name, x):
     np.testing.assert_array_equal(one, two)
     np.testing.assert_array_equal(sampler.sample(x, 5_000, seed=42), one[:5_000])  # prefix property
     assert not np.array_equal(sampler.sample(x, 5_000, seed=43), one[:5_000])
+
+
+FUSED = [("noisy_max_geom", {}, (0, 2, 2, 2, 2)),  # ties drawn at random: a data-dependent stream
+         ("above_threshold_geom", {"L": 3}, (2, 0, 2)),  # tuples with BOTTOM
+         ("svt1", {}, (0, 1, 2, 1, 1, 1, 1, 1, 1, 1)),  # continuous noise, outputs 0, 1, BOTTOM
+         ("rappor", {"h": 2, "m": 4}, (3,))]
+
+
+@pytest.mark.parametrize("name, params, x", FUSED)
+def test_fused_counts_are_the_array_counts(name, params, x, monkeypatch):
+    """Counting as it draws, the fused kernel gives exactly the counts (and order) of the array the
+    same seed draws, whatever the threads, the sample size (chunk boundaries included) or the
+    pieces a long run is cut into."""
+    import samplers.compile
+
+    sampler = compile_sampler(catalogue.get(name), **params)
+    for n in (1, 16_383, 16_385, 100_003):
+        want = list(output_counts(sampler.sample(x, n, seed=42)).items())
+        assert sampler.uses_fused_counts(n, threads=1)
+        assert list(sampler.counts(x, n, seed=42, threads=1).items()) == want
+        assert list(sampler.counts(x, n, seed=42, threads=2).items()) == want
+    monkeypatch.setattr(samplers.compile, "PIECE_CHUNKS", 2)  # 7 pieces of at most 2 chunks
+    assert list(sampler.counts(x, n, seed=42, threads=2).items()) == want
+    assert sampler.counts(x, 0, seed=42) == {}
+    assert sampler.counts(x, n, seed=43) != dict(want)
+
+
+def test_sample_code_in_the_chunk_loop_or_called_draws_the_same_samples(monkeypatch):
+    """Short sample code sits in the chunk loop, long code in a function the loop calls: the same
+    statements, so the same samples and counts for the same seed."""
+    import samplers.codegen
+
+    x = (0, 2, 2, 2, 2)
+    inline = compile_sampler(catalogue.get("noisy_max_geom"))
+    monkeypatch.setattr(samplers.codegen, "INLINE_LINES", 0)
+    called = compile_sampler(catalogue.get("noisy_max_geom"))
+    assert "def body(" in called.kernel.source and "def body(" not in inline.kernel.source
+    np.testing.assert_array_equal(called.sample(x, 40_000, seed=8), inline.sample(x, 40_000, seed=8))
+    assert called.counts(x, 40_000, seed=8) == inline.counts(x, 40_000, seed=8)
+
+
+def test_counts_too_wide_for_the_fused_kernel_count_the_array():
+    """Outputs over more codes than the samples' array holds values are counted from the array."""
+    @mechanism(domain=ints(lo=0, hi=10**6, size=1), neighbours=one_differ)
+    def wide(x):  # outputs in 0 .. 10^6 + 2: a million codes
+        return x[0] + categorical([1, 2, 1])
+
+    sampler = compile_sampler(wide)
+    assert sampler.kernel.codes == 10**6 + 3 and not sampler.uses_fused_counts(1000)
+    want = output_counts(sampler.sample((7,), 1000, seed=5))
+    assert list(sampler.counts((7,), 1000, seed=5).items()) == list(want.items()) and set(want) == {7, 8, 9}
+    with pytest.raises(ValueError, match="discrete"):
+        compile_sampler(catalogue.get("laplace")).counts((0,), 10, seed=0)
+
+
+def test_fused_kernel_refuses_outputs_outside_the_ir_range():
+    """An output beyond the range the IR records is never written outside the histogram: it is
+    counted in a slot of its own and reported as a bug (here a range narrowed by hand)."""
+    import dataclasses
+
+    prog = catalogue.get("noisy_max_geom").trace()
+    out = prog.outputs[0]
+    nodes = list(prog.nodes)
+    nodes[out] = dataclasses.replace(nodes[out], hi=3)  # the argmax + 1 really reaches 5
+    sampler = compile_sampler(dataclasses.replace(prog, nodes=tuple(nodes)))
+    with pytest.raises(AssertionError, match="outside the range its IR records"):
+        sampler.counts((0, 2, 2, 2, 2), 10_000, seed=1)
 
 
 def _noise_mechanism(draw):
@@ -157,7 +228,7 @@ def test_second_process_loads_the_compiled_kernel_from_disk(tmp_path):
         from samplers.compile import compile_sampler
         s = compile_sampler(catalogue.get("trunc_geom"), m=7, a="2/7")
         s.warm_up()
-        st = s._fn.stats
+        st = s._module.kernel.stats
         print(json.dumps({"hits": sum(st.cache_hits.values()), "misses": sum(st.cache_misses.values())}))
     """)
     env = dict(os.environ, DPHYBRID_CACHE_DIR=str(tmp_path))

@@ -56,35 +56,38 @@ def _float_summary(samples: np.ndarray) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     mech, params = resolve(args)  # a bad name or parameter is reported before the heavy imports
     from samplers.compile import compile_sampler  # numba, scipy: loaded by the commands that use them
-    from samplers.counts import output_counts
 
     program = mech.trace(**params)
     x = program.domain.check(parse_input(args.input))
     if args.exact:  # refuse continuous noise up front: --exact compares counts with exact probabilities
         refuse_continuous(program, "exact")
     backend = get_backend(program) if args.exact else None
-    # the outputs, then their counting (a sorted copy and its keys)
-    check_fits(3 * 8 * args.samples * len(program.outputs), f"-n {args.samples} samples of {mech.name}",
-               "lower -n/--samples")
+    sampler = compile_sampler(program)  # generates the kernel's source; numba compiles it at the warm-up
+    continuous = sampler.kernel.output_float
+    fused = sampler.uses_fused_counts(args.samples, args.threads)  # counted as drawn: no array of samples
+    if not fused:  # the outputs, then their counting (a sorted copy and its keys)
+        check_fits(3 * 8 * args.samples * len(program.outputs), f"-n {args.samples} samples of {mech.name}",
+                   "lower -n/--samples")
     with progress_reporter(quiet=args.json) as say:
         say(f"compiling the {mech.name} sampler")
         t0 = time.perf_counter()
-        sampler = compile_sampler(program)
-        sampler.warm_up()
+        sampler.warm_up(counts=fused)
         t1 = time.perf_counter()
         say(f"drawing {args.samples:,} samples")
-        samples = sampler.sample(x, args.samples, args.seed, threads=args.threads)
+        if continuous:
+            samples = sampler.sample(x, args.samples, args.seed, threads=args.threads)
+        else:
+            counts = sampler.counts(x, args.samples, args.seed, threads=args.threads)
         t2 = time.perf_counter()
     result: dict[str, Any] = {
         "mechanism": mech.name, "params": params_to_json(params), "x": list(x),
         "n": args.samples, "seed": args.seed,
         "timings": {"compile": round(t1 - t0, 4), "sample": round(t2 - t1, 4)},
     }
-    if samples.dtype.kind == "f":
+    if continuous:
         result["summary"] = _float_summary(samples)
         _print(args, result)
         return 0
-    counts = output_counts(samples)
     exact = backend.distribution(x) if backend is not None else None
     rows = _top_rows(counts, exact, args.top)
     result["distinct_outputs"] = len(set(counts) | set(exact or {}))
