@@ -9,6 +9,10 @@ The cache directory is ``$DPHYBRID_CACHE_DIR`` or ``~/.cache/dphybrid/kernels``.
 pass, see :mod:`samplers.codegen`) when the histograms are no larger than the samples'
 array would be, and otherwise counts that array: the same counts either way.
 
+The kernel is serial and releases the GIL; a call with ``threads`` threads (default: numba's
+thread count, which ``--threads`` and the suite runner set) runs that many calls at once, each
+on its own stride of chunks (:func:`_in_threads`).
+
 Under a time limit (:mod:`samplers.deadline`) a kernel that is not cached yet is
 compiled in a forked child, which fills the disk cache and is killed if it overruns:
 numba's compiler cannot be interrupted in-process.  A kernel whose forecast compile
@@ -26,6 +30,7 @@ import sys
 import tempfile
 import math
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Sequence
@@ -166,7 +171,9 @@ class Sampler:
         out = np.empty((int(n), self.arity), dtype=self.dtype)
         if n:
             nothing = np.zeros(0, dtype=np.int64)  # no histogram: write every sample into out
-            self._run(self._module.kernel, (xs, self.kernel.tables, np.int64(n), s, out, nothing), threads)
+            chunks = -(-int(n) // CHUNK)
+            self._run(lambda first, step: (xs, self.kernel.tables, np.int64(n), s, out, nothing, first, chunks, step),
+                      min(chunks, threads or numba.get_num_threads()))
         return out if self.program.tuple_output else out[:, 0]
 
     def counts(self, x: Sequence[int], n: int, seed: int, *, threads: int | None = None) -> dict[Any, int]:
@@ -187,14 +194,16 @@ class Sampler:
     def _fused_counts(self, xs: np.ndarray, n: int, s: np.uint64, threads: int | None) -> dict[Any, int]:
         """:meth:`counts` by the fused kernel, one histogram per thread (see the module docstring)."""
         codes = self.kernel.codes
-        hist = np.zeros((threads or numba.get_num_threads(), codes + 1 + PAD), dtype=np.int64)
         chunks = -(-n // CHUNK)
+        workers = min(chunks, threads or numba.get_num_threads())
+        hist = np.zeros((workers, codes + 1 + PAD), dtype=np.int64)
         nothing = np.zeros((0, self.arity), dtype=np.int64)  # no array of samples
         for first in range(0, chunks, PIECE_CHUNKS):  # in pieces, so a time limit can stop a long run
             if first:
                 deadline.check(f"after {first * CHUNK:,} of {n:,} samples")
-            args = (xs, self.kernel.tables, np.int64(n), s, nothing, hist, first, min(chunks, first + PIECE_CHUNKS))
-            self._run(self._module.count_kernel, args, threads)
+            stop = min(chunks, first + PIECE_CHUNKS)
+            self._run(lambda start, step: (xs, self.kernel.tables, np.int64(n), s, nothing, hist[start - first],
+                                           start, stop, step), workers, first)
         total = hist[:, : codes + 1].sum(axis=0)
         if total[codes]:
             raise AssertionError(f"the {self.name} sampler drew {total[codes]} outputs outside the range its "
@@ -231,16 +240,29 @@ class Sampler:
                                  f"can use), got {threads}")
         return xs, s
 
-    def _run(self, fn: Any, args: tuple, threads: int | None) -> None:
-        """Call a kernel (compiled in time first) with ``threads`` numba threads."""
-        _compile_in_time(fn, args, self.name, self.kernel.source)
-        previous = numba.get_num_threads()
-        if threads is not None:
-            numba.set_num_threads(int(threads))
+    def _run(self, args: Callable[[int, int], tuple], workers: int, first: int = 0) -> None:
+        """The kernel (compiled in time first) on ``workers`` threads: worker ``t`` draws the chunks
+        ``first + t, first + t + workers, ...`` with the arguments ``args(first + t, workers)``."""
+        fn = self._module.kernel
+        _compile_in_time(fn, args(first, workers), self.name, self.kernel.source)
+        _in_threads([lambda t=t: fn(*args(first + t, workers)) for t in range(workers)])
+
+
+def _in_threads(calls: list[Callable[[], Any]]) -> None:
+    """Run the calls (kernels that release the GIL) at once, one thread each (the first in this
+    thread); the first exception raised is raised here, after every call has ended."""
+    if len(calls) == 1:
+        calls[0]()
+        return
+    with ThreadPoolExecutor(len(calls) - 1) as pool:
+        futures = [pool.submit(c) for c in calls[1:]]
         try:
-            fn(*args)
+            calls[0]()
         finally:
-            numba.set_num_threads(previous)
+            errors = [f.exception() for f in futures]
+    for e in errors:
+        if e is not None:
+            raise e
 
 
 def compile_sampler(mech: Mechanism | Program | Callable[..., Any], **params: Any) -> Sampler:

@@ -4,17 +4,20 @@ They compute, element by element and in the same order, exactly the float64 oper
 of the numpy reference code they replace (no fastmath, so no fused multiply-adds), so an
 output gets the same features and score in a batch of any size or alone -- which the
 exact certification of an exported attack relies on -- in one pass instead of dozens.
+They are serial: numba names the functions of parallel (``prange``) loops after an address in
+the compiling process, so two cached parallel functions compiled in two processes could share
+a name and one run the other's loop (see :mod:`samplers.codegen`).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 ONEHOT, NUMERIC = 0, 1
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def column_features(f: np.ndarray, kinds: np.ndarray, starts: np.ndarray, counts: np.ndarray,
                     values: np.ndarray, bottom: np.ndarray, cuts: np.ndarray, width: int) -> np.ndarray:
     """Features of the float matrix ``f`` (NaN for BOTTOM), column by column.
@@ -26,7 +29,7 @@ def column_features(f: np.ndarray, kinds: np.ndarray, starts: np.ndarray, counts
     """
     n, d = f.shape
     out = np.zeros((n, width))
-    for i in prange(n):
+    for i in range(n):
         k = 0
         for j in range(d):
             v = f[i, j]
@@ -56,12 +59,12 @@ def column_features(f: np.ndarray, kinds: np.ndarray, starts: np.ndarray, counts
     return out
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def linear_scores(x: np.ndarray, mean: np.ndarray, scale: np.ndarray, w: np.ndarray, b: float) -> np.ndarray:
     """``b + sum_j ((x_j - mean_j) / scale_j) * w_j``, accumulated in column order."""
     n, d = x.shape
     out = np.empty(n)
-    for i in prange(n):
+    for i in range(n):
         acc = b
         for j in range(d):
             acc = acc + ((x[i, j] - mean[j]) / scale[j]) * w[j]
