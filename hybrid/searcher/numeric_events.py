@@ -4,7 +4,8 @@ For a pair ``(x, x')`` the symbolic paths (:mod:`verifiers.continuous.paths`) sa
 component is: a constant (a code such as SVT's -1000.0, or bottom) or an affine form in
 the noise.  The *skeleton* of an output marks each component as numeric (0), bottom (1)
 or code j (2 + j): a finite part, whose most discriminating values are chosen from
-samples of both inputs.  On the numeric components of a skeleton, the event adds
+samples of both inputs, then improved by edits on its own certified ratio (samples miss
+the rare telling skeletons).  On the numeric components of a skeleton, the event adds
 thresholds ``v >= a`` or ``v < a``, tuned one component at a time on the certified ratio
 (coordinate ascent); the candidate thresholds sit at the components' offsets under x
 and x' plus multiples of their noise scale, which is where a Laplace-type likelihood
@@ -41,6 +42,7 @@ STEPS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 4.0)  # threshold offsets, in noi
 MAX_OFFSETS = 4  # distinct component offsets a threshold grid is built around
 SKELETONS = 3  # skeletons tuned per pair: the best by samples and the best by exact ratio
 SCREENED = 16  # skeletons favoured by samples whose exact ratio is computed
+CLIMB_STEPS = 12  # certified ratios per output component spent editing the best screened skeleton (per pair)
 SECOND_SWEEP = 4  # a second ascent sweep when there are at most this many numeric features
 MAX_INT_CODES = 64  # an integer output with a wider range is not a code
 
@@ -234,7 +236,45 @@ class EventTuner:
         score[cx < max(20, n // 10_000)] = -np.inf
         order = [found[i] for i in np.argsort(-score, kind="stable")[:SCREENED] if np.isfinite(score[i])]
         exact = {k: self._ratio(x, xp, self._head(k, codes)).lo for k in order}
-        return list(dict.fromkeys(order[:SKELETONS] + sorted(exact, key=lambda k: -exact[k])[:SKELETONS]))
+        ranked = sorted(exact, key=lambda k: -exact[k])
+        climbed = self._climb(x, xp, codes, ranked[0], exact[ranked[0]]) if ranked else []
+        return list(dict.fromkeys(climbed + order[:SKELETONS] + ranked[:SKELETONS]))
+
+    def _climb(self, x, xp, codes: tuple[float, ...], skel: tuple[int, ...], ratio: Fraction) -> list[tuple[int, ...]]:
+        """The best screened skeleton improved by edits (``[]`` when none pays; see :func:`_edits`).
+
+        Samples only show skeletons likely under x; the most telling ones can be rare (a sparse
+        vector answering its c queries after a long run below the threshold, where x and x' differ
+        in the direction the threshold cannot absorb).  First-improvement hill climbing on the
+        skeleton's own certified ratio, retrying the last paying edit first, finds them in about one
+        ratio per step.  Where no edit pays but some tie (exchangeable positions: moving an answer
+        within a run of equal inputs), the climb walks on from the last tie tried, never back
+        to a skeleton seen.  It spends at most ``CLIMB_STEPS`` ratios per output
+        component."""
+        if not self.program.tuple_output or not any(skel) or all(c == 1 for c in skel):
+            return []
+        start, best, last, budget = self.evaluations, skel, None, CLIMB_STEPS * len(skel)
+        seen = {skel}
+        while ratio != INF:
+            tie = None
+            for e in ([last] if last is not None else []) + _edits(best):
+                cand = _edit(best, *e)
+                if cand in seen:
+                    continue
+                if self.evaluations - start >= budget:
+                    return [best] if best != skel else []
+                seen.add(cand)
+                r = self._ratio(x, xp, self._head(cand, codes)).lo
+                if r > ratio:
+                    best, ratio, last = cand, r, e
+                    break
+                if r == ratio and r > 0:
+                    tie = cand
+            else:
+                if tie is None:
+                    break
+                best, last = tie, None  # a plateau (exchangeable positions): walk on
+        return [best] if best != skel else []
 
     def _slots(self, outputs: list[Any], skel: tuple[int, ...], codes: tuple[float, ...]) -> list[list]:
         """The event's slots, one per output component (or whitened coordinate): each a list of
@@ -323,6 +363,27 @@ class EventTuner:
                 chosen[k] = keep
             if not improved:
                 break
+
+
+def _edits(skel: tuple[int, ...]) -> list[tuple[str, int, int]]:
+    """The edits tried on a skeleton, each keeping its length: move a component that is neither bottom
+    nor the most common value elsewhere (a sparse vector's answer among its refusals), insert a value
+    the skeleton holds (the last component drops), delete a component (the last one repeats)."""
+    held = sorted(set(skel) - {1})
+    common = max(held, key=skel.count)
+    n = len(skel)
+    moves = [("move", i, j) for i in range(n) if skel[i] not in (1, common) for j in range(n) if j != i]
+    return moves + [("insert", i, v) for i in range(n) for v in held] + [("delete", i, 0) for i in range(n)]
+
+
+def _edit(skel: tuple[int, ...], kind: str, i: int, arg: int) -> tuple[int, ...]:
+    """The skeleton after one edit of :func:`_edits`."""
+    if kind == "move":
+        rest = skel[:i] + skel[i + 1:]
+        return rest[:arg] + skel[i:i + 1] + rest[arg:]
+    if kind == "insert":
+        return skel[:i] + (arg,) + skel[i:-1]
+    return skel[:i] + skel[i + 1:] + skel[-1:]
 
 
 def _thresholds(feat: Feature, grid: list[float]) -> list[Event]:
