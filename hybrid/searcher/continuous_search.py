@@ -205,7 +205,7 @@ class _Finite:
         for i, p in enumerate(todo):
             if i >= 2 and _spent(self.s, self.backend, CERTIFY_SHARE, f"certified {i} of {len(todo)} candidate pairs"):
                 break
-            if found and self.s.convergence().start(certified_level(max(b.ratio.lo for b in found))):
+            if found and self.s.convergence().meets(certified_level(max(b.ratio.lo for b in found))):
                 self.s.limits.append(f"certified {i} of {len(todo)} candidate pairs: the proved upper bound is met")
                 break
             try:
@@ -226,7 +226,7 @@ class _Finite:
         """Hill climbing from the best few certified pairs, ``local_steps`` pair evaluations each, each
         ended early by the stop rules (:mod:`hybrid.searcher.stopping`)."""
         for start in self.starts:
-            if self.s.convergence().start(certified_level(best.ratio.lo)) == "proved_upper":
+            if self.s.convergence().meets(certified_level(best.ratio.lo)):
                 self.s.stopped_by.append("proved_upper")  # the best so far meets the proof: no start can do better
                 break
             end, stopped = self._climb(start)
@@ -319,11 +319,10 @@ class _Numeric:
         precision (``converged``)."""
         best, spent = None, 0
         todo = _budgeted(self.s, pairs)
-        rule = self.s.convergence()
-        window = dataclasses.replace(rule, window=self.s.budget.pair_window)  # over candidate pairs
+        window = dataclasses.replace(self.s.convergence(), window=self.s.budget.pair_window)  # over candidate pairs
 
         def met(ratio: Fraction) -> bool:  # a ratio whose level meets the proved upper bound
-            return rule.start(certified_level(ratio)) == "proved_upper"
+            return window.meets(certified_level(ratio))
 
         for i, p in enumerate(todo):
             if i >= 2 and _spent(self.s, self.backend, 1.0, f"events tuned on {i} of {len(todo)} candidate pairs"):

@@ -43,26 +43,24 @@ class Convergence:
     _anchor: float = -math.inf  # the level at the last growth by more than the precision
     _since: int = 0  # pair evaluations since then
 
+    def meets(self, level: float) -> bool:
+        """The certified level meets the proved upper bound (within a tenth of the precision)."""
+        return self.proved_upper is not None and level >= self.proved_upper - MEET_SHARE * self.precision
+
     def start(self, level: float) -> str | None:
         """Begin at a certified level; the rule that says the search need not run at all, or None."""
         self._anchor, self._since = level, 0
-        return self._met(level)
+        return "proved_upper" if self.meets(level) else None
 
     def step(self, level: float) -> str | None:
         """One more pair evaluation, the best certified level now; the rule that stops, or None."""
-        met = self._met(level)
-        if met:
-            return met
+        if self.meets(level):
+            return "proved_upper"
         if level > self._anchor + self.precision:
             self._anchor, self._since = level, 0
             return None
         self._since += 1
         return "converged" if self.window > 0 and self._since >= self.window else None
-
-    def _met(self, level: float) -> str | None:
-        if self.proved_upper is not None and level >= self.proved_upper - MEET_SHARE * self.precision:
-            return "proved_upper"
-        return None
 
 
 __all__ = ["Convergence", "STOPPED_BY"]

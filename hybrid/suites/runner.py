@@ -2,8 +2,8 @@
 
 Each entry runs in a process of its own (:mod:`hybrid.suites.entry_process`), supervised by a
 joblib thread on this machine or a dask task on a cluster, the costliest first (an entry's
-``cost``), and killed at the entry's hard time limit on every backend; a process that dies or overruns becomes that
-entry's ``error`` or ``timeout`` row and the run goes on.  Every finished entry becomes
+``cost``), and killed at the entry's hard time limit on every backend; a process that dies or
+overruns becomes that entry's ``error`` or ``timeout`` row and the run goes on.  Every finished entry becomes
 one JSONL row, appended by the coordinating process the moment it arrives (flushed and
 fsynced, under an exclusive lock on the file), so a crash or ``kill -9`` loses at most
 the entries in flight, and ``resume`` skips the rows already written (``retry_failed``

@@ -21,8 +21,8 @@ read outputs with ``run.output(k)``, compare them with ``run.less`` / ``run.winn
 such as an attack's tie probability).  A symbolic event marked ``reads_every_output``
 (it reads every output, in order, before anything else) is weighed on each input's
 finished runs (:func:`verifiers.continuous.paths.complete_runs`): the same paths and
-regions, with the program executed once per input instead of once per event.  ``hybrid.searcher.regions`` turns the testers' events
-into symbolic events.
+regions, with the program executed once per input instead of once per event.
+``hybrid.searcher.regions`` turns the testers' events into symbolic events.
 
 Enclosures are refined on demand by raising the level (precision bits, quadrature and
 cell counts; :mod:`verifiers.continuous.enclosure`); ``max_level`` is the budget, and a result
@@ -268,7 +268,7 @@ class ContinuousBackend:
             if len(self._heads) >= MAX_CACHED_RUNS:
                 self._heads.clear()
             if index is None:
-                self._heads[at] = [r for r in runs if head(r.resumed([c for c, _ in r.decisions]))]
+                self._heads[at] = [r for r in runs if head(r.resumed())]
             else:
                 groups = self._groups(at[0], runs, index[0], index[1])
                 self._heads[at] = [runs[i] for i in sorted(i for w in index[2] for i in groups.get(w, ()))]
@@ -280,7 +280,7 @@ class ContinuousBackend:
         if at not in self._labels:
             groups: dict[Any, list[int]] = {}
             for i, r in enumerate(runs):
-                groups.setdefault(label(r.resumed([c for c, _ in r.decisions])), []).append(i)
+                groups.setdefault(label(r.resumed()), []).append(i)
             self._labels[at] = groups
         return self._labels[at]
 
@@ -296,8 +296,9 @@ class ContinuousBackend:
         same paths as ``self.paths(x, event)`` without re-running the program (None: too many runs).
 
         An event headed by a set event (``event.head``: its key, its symbolic event, the rest of the
-        event or None, and an index of the runs or None: see :meth:`_runs_in`) is weighed on the runs the head keeps: the head reads outputs only (it
-        leaves a run as it was), so the rest alone is weighed from there."""
+        event or None, and an index of the runs or None: see :meth:`_runs_in`) is weighed on the
+        runs the head keeps: the head reads outputs only (it leaves a run as it was), so the rest
+        alone is weighed from there."""
         head = getattr(event, "head", None)
         runs = self._complete_runs(x) if head is None else self._runs_in(x, head[0], head[1], head[3])
         if runs is None:

@@ -135,11 +135,12 @@ class Run:
         self.constraints: list[Form] = []
         self.bounds: dict[int, list] = {v: list(law.support) for v, law in spec.laws.items()}
 
-    def resumed(self, trace: list[int]) -> "Run":
+    def resumed(self, trace: list[int] | None = None) -> "Run":
         """A run that goes on from where this finished run stopped, then follows ``trace`` (which
-        starts with this run's own choices): the state is copied, so this run stays as it is."""
+        starts with this run's own choices; None: those choices only): the state is copied, so this
+        run stays as it is."""
         run = Run.__new__(Run)
-        run.spec, run.trace = self.spec, trace
+        run.spec, run.trace = self.spec, [c for c, _ in self.decisions] if trace is None else trace
         run.decisions = list(self.decisions)
         run.memo, run.ranges = dict(self.memo), dict(self.ranges)
         run.weight, run.constraints = self.weight, list(self.constraints)
