@@ -24,6 +24,7 @@ from samplers.lang import (
     categorical,
     clamp,
     exponential,
+    gaussian,
     flip,
     ints,
     ite,
@@ -363,3 +364,43 @@ def test_no_rule_proves_a_buggy_mechanism_at_its_claim(name):
     left out: at L = 2 its level is ln 4, below its claim (it fails only as L grows)."""
     mech = catalogue.get(name)
     assert isinstance(prove(mech.trace(), Fraction(mech.claimed_eps()), time_budget=60), list)
+
+
+@mechanism(domain=ints(lo=0, hi=1, size=1), neighbours=one_differ)
+def _coin_release(x, *, noise="laplace"):
+    """A fair coin (a uniform tie between two constants), then a noisy threshold or x[0] itself."""
+    coin = argmax([0, 0], ties="uniform")
+    noisy = x[0] + laplace(1.0) > 0.5 if noise == "laplace" else x[0] + gaussian(1.0)
+    return (ite(coin == 0, noisy, x[0]),)
+
+
+def test_a_uniform_tie_between_constants_is_a_coin_not_a_value():
+    """Read as its lowest index, the coin always takes the noisy side and the program was proved
+    1-DP (its level is ln 5.59 = 1.72: half the time x[0] itself is released), by the prover and
+    by the independent checker; a Gaussian variant got (1, 0.127) where delta >= 1/2."""
+    from verifiers.prover import alignment_check, gaussian_check
+
+    program = _coin_release.trace()
+    node = next(i for i, n in enumerate(program.nodes) if n.op == "laplace")
+    laws = {x: one_draw_law(program, x, node, ("laplace", Fraction(1))) for x in ((0,), (1,))}  # both coin sides
+    level = max(float(mpmath.log(v / laws[xp][o])) for x, xp in (((0,), (1,)), ((1,), (0,)))
+                for o, v in laws[x].items())
+    closed = math.log((1 + (1 - math.exp(-0.5) / 2)) / (math.exp(-0.5) / 2))
+    assert level == pytest.approx(closed, rel=1e-12) and level > 1
+    found = prove(program)
+    assert not isinstance(found, Proof) or found.eps >= level
+    lt = next(i for i, n in enumerate(program.nodes) if n.op == "lt")
+    old = Proof("alignment", program.name, {}, Fraction(1), {  # what the prover gave before
+        "covers": "every neighbour pair of the declared domain", "neighbours": "one_differ",
+        "draws": {str(node): {"law": "laplace", "scale": "1"}}, "eps": "1",
+        "paths": [{"decisions": {str(lt): 0}, "shifts": {str(node): {"const": "-1", "d": {}}}},
+                  {"decisions": {str(lt): 1}, "shifts": {str(node): {"const": "1", "d": {}}}}]})
+    assert alignment_check.check(program, old) is not None
+
+    program = _coin_release.trace(noise="gaussian")
+    g = next(i for i, n in enumerate(program.nodes) if n.op == "gaussian")
+    old = Proof("gaussian", program.name, dict(program.params), Fraction(1),
+                {"shifts": {str(g): {"const": "0", "d": {"0": "1"}}}, "sensitivity_squared": "1"},
+                delta=Fraction(127, 1000))
+    assert gaussian_check.check(program, old) is not None
+    assert isinstance(prove(program, Fraction(1)), list)

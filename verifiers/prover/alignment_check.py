@@ -31,6 +31,7 @@ from typing import Any
 import z3
 
 from samplers import deadline
+from samplers.lang.builder import draws_randomness
 from samplers.lang.ir import BOTTOM, Program, evaluate
 from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
 
@@ -101,10 +102,11 @@ def _laws(program: Program) -> dict[int, tuple[str, Fraction]]:
 
 
 def _unaligned(program: Program) -> str | None:
-    """The first draw whose law has no alignment cost (Gaussian: unbounded loss; discrete: bounded support)."""
+    """The first random node whose law has no alignment cost (Gaussian: unbounded loss; discrete:
+    bounded support; a uniform argmax tie-break: a coin flip, never shifted)."""
     for i, n in enumerate(program.nodes):
-        if n.op in ("gaussian", "draw", "geom"):
-            return f"node %{i} draws {n.op} noise: a shift of it has no pure-DP cost"
+        if draws_randomness(n.op, n.attr) and n.op not in ALIGNED:
+            return f"node %{i} draws {n.op} {n.attr if n.op == 'argmax' else 'noise'}: a shift of it has no pure-DP cost"
     return None
 
 

@@ -24,6 +24,7 @@ import itertools
 from fractions import Fraction
 from typing import Any
 
+from samplers.lang.builder import draws_randomness
 from samplers.lang.ir import BOTTOM, Program
 from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
 from verifiers.prover.alignment_check import run
@@ -39,8 +40,8 @@ def _shape(program: Program) -> str | None:
     """None when every output is affine in the inputs and the draws, else the node that is not."""
     live = [False] * len(program.nodes)  # reads an input or a draw
     for i, n in enumerate(program.nodes):
-        if n.op in ("laplace", "exponential", "draw", "geom"):
-            return f"node %{i} draws {n.op} noise: not a Gaussian program"
+        if draws_randomness(n.op, n.attr) and n.op != "gaussian":
+            return f"node %{i} draws {n.op} {n.attr if n.op == 'argmax' else 'noise'}: not a Gaussian program"
         reads = [a for a in n.args if live[a]]
         live[i] = n.op in ("input", "gaussian") or bool(reads)
         if not reads:

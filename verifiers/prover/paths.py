@@ -97,6 +97,7 @@ def _pending_value(n: Any, args: list[Any]) -> Any:
         return Fraction(1)
     return _range(n, args)
 DECIDED_BY_SHAPE = frozenset({"argmax", "min", "max", "abs", "clamp"})
+UNIFORM_TIES = "argmax with uniform ties between values without noise: ties have positive probability"
 
 
 @dataclass(frozen=True)
@@ -176,8 +177,7 @@ def decide(program: Program, node: int, args: list[Lin], outcome: int) -> tuple[
         k = outcome
         cons = [(args[k] - args[j], ">" if j < k else ">=") for j in range(len(args)) if j != k]
         if n.attr != "first" and any(not f.vars_of("e") for f, _ in cons):
-            raise Unsupported("argmax with uniform ties between values without noise: ties have "
-                              "positive probability", node)
+            raise Unsupported(UNIFORM_TIES, node)
         return Fraction(k), cons
     if n.op == "max":
         a, b = args
@@ -232,6 +232,8 @@ class _Evaluation:
         if not any(_symbolic(a) for a in args):
             conc = [a.const if isinstance(a, Lin) else a for a in args]
             try:
+                if n.op == "argmax" and n.attr != "first" and conc.count(max(conc)) > 1:
+                    raise Unsupported(UNIFORM_TIES, i)  # a coin flip, not a value
                 return _concrete(evaluate(n.op, n.attr, conc))
             except (TypeError, ArithmeticError) as exc:
                 raise Unsupported(f"{n.op} on {conc}: {exc}", i) from None
