@@ -166,8 +166,6 @@ def end_to_end(n: int = END_TO_END) -> list:
 END_TO_END_HEADERS = ["command", "outputs", "end to end /s", "numpy draw + count /s", "x numpy", "wall s",
                       "kernel load s", "draw + count s"]
 
-HEADERS = ["command", "outputs", "end to end /s", "numpy draw + count /s", "x numpy"]
-
 HEADERS = ["mechanism", "numba 1 thread /s", "numba all threads /s", "numpy vectorised /s",
            "Python loop /s", "x numpy", "x Python loop", "JIT cold s", "cached start s", "import s"]
 

@@ -229,7 +229,7 @@ def _count_lines(program: Program, digits: tuple[Digit, ...]) -> list[str]:
             lines.append(f"{d} = {_shifted(v, lo)}")
             inside.append(f"({d} >= 0) & ({d} < {radix})")
         code = d if not code else f"({code}) * {radix} + {d}"
-    outside = math.prod(r for _, r, _ in digits)
+    outside = program.output_space  # the product of the radixes
     return [*lines, f"code = {code}", f"hist[code if {' & '.join(inside)} else {outside}] += 1"]
 
 

@@ -173,7 +173,7 @@ class Sampler:
             nothing = np.zeros(0, dtype=np.int64)  # no histogram: write every sample into out
             chunks = -(-int(n) // CHUNK)
             self._run(lambda first, step: (xs, self.kernel.tables, np.int64(n), s, out, nothing, first, chunks, step),
-                      min(chunks, threads or numba.get_num_threads()))
+                      _workers(n, threads))
         return out if self.program.tuple_output else out[:, 0]
 
     def counts(self, x: Sequence[int], n: int, seed: int, *, threads: int | None = None) -> dict[Any, int]:
@@ -194,8 +194,7 @@ class Sampler:
     def _fused_counts(self, xs: np.ndarray, n: int, s: np.uint64, threads: int | None) -> dict[Any, int]:
         """:meth:`counts` by the fused kernel, one histogram per thread (see the module docstring)."""
         codes = self.kernel.codes
-        chunks = -(-n // CHUNK)
-        workers = min(chunks, threads or numba.get_num_threads())
+        chunks, workers = -(-n // CHUNK), _workers(n, threads)
         hist = np.zeros((workers, codes + 1 + PAD), dtype=np.int64)
         nothing = np.zeros((0, self.arity), dtype=np.int64)  # no array of samples
         for first in range(0, chunks, PIECE_CHUNKS):  # in pieces, so a time limit can stop a long run
@@ -216,18 +215,13 @@ class Sampler:
         ``FUSED_MIN_SLOTS`` slots."""
         if self.kernel.digits is None:
             return False
-        slots = (threads or numba.get_num_threads()) * (self.kernel.codes + 1 + PAD)
+        slots = _workers(n, threads) * (self.kernel.codes + 1 + PAD)
         return slots <= max(int(n) * self.arity, FUSED_MIN_SLOTS)
 
-    def warm_up(self, *, counts: bool = False) -> None:
-        """Trigger compilation (or the cache load) now rather than at the first sample (of
-        :meth:`counts` with the fused kernel when ``counts``)."""
-        x = tuple(self.program.domain.lo)
-        if counts and self.kernel.digits is not None:
-            xs, s = self._arguments(x, 1, 0, None)
-            self._fused_counts(xs, 1, s, None)
-        else:
-            self.sample(x, 1, 0)
+    def warm_up(self) -> None:
+        """Trigger compilation (or the cache load) now rather than at the first sample: one kernel
+        (one signature) draws both the samples and the fused counts."""
+        self.sample(tuple(self.program.domain.lo), 1, 0)
 
     def _arguments(self, x: Sequence[int], n: int, seed: int, threads: int | None) -> tuple[np.ndarray, np.uint64]:
         """The kernels' input vector and seed, after checking every argument."""
@@ -246,6 +240,11 @@ class Sampler:
         fn = self._module.kernel
         _compile_in_time(fn, args(first, workers), self.name, self.kernel.source)
         _in_threads([lambda t=t: fn(*args(first + t, workers)) for t in range(workers)])
+
+
+def _workers(n: int, threads: int | None) -> int:
+    """Threads that draw ``n`` samples: one per chunk, at most ``threads`` (default numba's count)."""
+    return max(1, min(-(-int(n) // CHUNK), threads or numba.get_num_threads()))
 
 
 def _in_threads(calls: list[Callable[[], Any]]) -> None:

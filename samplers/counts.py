@@ -10,7 +10,6 @@ that counts while it draws); :func:`decode_counts` reads both kinds of table bac
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -57,7 +56,7 @@ def program_digits(program: Program) -> list[Digit] | None:
     for node in program.output_nodes():
         lo = int(node.lo) - node.bottom
         digits.append((lo, node.width() + node.bottom, node.bottom))
-    return digits if math.prod(r for _, r, _ in digits) <= MAX_CODES else None
+    return digits if program.output_space <= MAX_CODES else None
 
 
 def decode_counts(counts: np.ndarray, digits: Sequence[Digit], rows: bool) -> dict[Any, int]:

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     with progress_reporter(quiet=args.json) as say:
         say(f"compiling the {mech.name} sampler")
         t0 = time.perf_counter()
-        sampler.warm_up(counts=fused)
+        sampler.warm_up()
         t1 = time.perf_counter()
         say(f"drawing {args.samples:,} samples")
         if continuous:
