@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import inspect
 import random
+import threading
 
 import numpy as np
 import pytest
 
 from samplers.errors import TooManyPaths, UntraceableError
 from samplers.plain import statdp
+from verifiers.enumerate import Enumerator
 
 
 def to_float(prng, queries, epsilon):
@@ -151,3 +153,62 @@ def test_hidden_randomness_or_state_is_caught(fn, words):
     for _ in range(5):  # every time, not by luck
         with pytest.raises(UntraceableError, match=words):
             statdp(fn, size=1).trace()
+
+
+_BITS = np.random.PCG64(5)  # made before the trace: only the Generator below is made during it
+
+
+def own_default_rng(prng, queries, epsilon):
+    if np.random.default_rng().random() < 1e-12:  # MARK: never seen in a run, so no replay can tell
+        return 2
+    return queries[0] + prng.integers(0, 2) > 0
+
+
+def own_generator(prng, queries, epsilon):
+    if np.random.Generator(_BITS).random() < 1e-12:  # MARK
+        return 2
+    return queries[0] + prng.integers(0, 2) > 0
+
+
+def own_random_state(prng, queries, epsilon):
+    if np.random.RandomState().random_sample() < 1e-12:  # MARK
+        return 2
+    return queries[0] + prng.integers(0, 2) > 0
+
+
+def own_python_random(prng, queries, epsilon):
+    if random.Random().random() < 1e-12:  # MARK
+        return 2
+    return queries[0] + prng.integers(0, 2) > 0
+
+
+OWN_GENERATORS = [(own_default_rng, "np.random.default_rng"), (own_generator, "np.random.Generator"),
+                  (own_random_state, "np.random.RandomState"), (own_python_random, "random.Random")]
+REAL = (np.random.default_rng, np.random.Generator, np.random.RandomState, random.Random)
+
+
+@pytest.mark.parametrize("fn, words", OWN_GENERATORS, ids=[f.__name__ for f, _ in OWN_GENERATORS])
+def test_a_generator_of_the_functions_own_is_refused(fn, words):
+    with pytest.raises(UntraceableError) as info:
+        statdp(fn, size=1).trace()
+    assert info.value.site.endswith(f"test_plain_errors.py:{marked_line(fn)}"), info.value.site
+    assert words in str(info.value) and "tracing cannot see" in str(info.value)
+    assert (np.random.default_rng, np.random.Generator, np.random.RandomState, random.Random) == REAL
+
+
+def other_thread(prng, queries, epsilon):
+    seen = []
+
+    def draw():
+        rng = np.random.default_rng(1)
+        seen.append(isinstance(rng, np.random.Generator) and isinstance(random.Random(1), random.Random))
+
+    worker = threading.Thread(target=draw)
+    worker.start()
+    worker.join()
+    return queries[0] + prng.integers(0, 2) > 0 if seen == [True] else 2
+
+
+def test_other_threads_keep_their_generators_while_a_trace_runs():
+    """The refusal is the tracing thread's: a tester drawing beside a trace is not stopped."""
+    assert Enumerator(statdp(other_thread, size=1, domain=(0, 0)).trace()).distribution((0,)) == {0: 1 / 2, 1: 1 / 2}

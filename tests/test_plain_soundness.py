@@ -253,6 +253,15 @@ def test_numpy_random_is_a_lattice_of_2_to_the_minus_53():
     assert np.all(u * UNIT == np.floor(u * UNIT))
 
 
+NEAR_ONE = Fraction(UNIT - 1, UNIT) + Fraction(2, 5 * UNIT)  # float(NEAR_ONE) is (2^53 - 1) / 2^53
+
+
+def test_numpy_compares_a_fraction_exactly():
+    """The premise of the NEAR_ONE coins below: numpy compares its float64 with a Fraction exactly."""
+    top = np.float64((UNIT - 1) / UNIT)  # the largest random()
+    assert float(NEAR_ONE) == top and top < NEAR_ONE and np.all(np.array([top]) < NEAR_ONE)
+
+
 @pytest.mark.parametrize("compare, prob", [
     (lambda u: u <= 0.0, Fraction(1, UNIT)),  # k = 0
     (lambda u: u < 2.0**-60, Fraction(1, UNIT)),  # k = 0 again: 2^-60 < 2^-53
@@ -261,6 +270,8 @@ def test_numpy_random_is_a_lattice_of_2_to_the_minus_53():
     (lambda u: u >= 0.75, Fraction(1, 4)),
     (lambda u: u < float("nan"), Fraction(0)),
     (lambda u: u < 2.0, Fraction(1)),
+    (lambda u: u < NEAR_ONE, Fraction(1)),  # compared exactly: above the top lattice point (2^53 - 1) / 2^53
+    (lambda u: NEAR_ONE > u, Fraction(1)),
 ])
 def test_coins_have_numpys_probability(compare, prob):
     got = law(lambda prng, queries, epsilon: compare(prng.random()), [0], domain=(0, 0))
@@ -350,13 +361,79 @@ def test_traced_law_is_numpys(fn):
     for x in [(0, 1), (2, 2), (1, 0)]:
         expected = exact.distribution(x)
         runs = Counter(_as_output(fn(rng, np.asarray(x, dtype=np.int64), 0.5)) for _ in range(RUNS))
-        runs = Counter({(o if program.tuple_output else o): c for o, c in runs.items()})
         assert set(runs) <= set(expected), (x, set(runs) - set(expected))
         outcomes = sorted(expected, key=repr)
         if len(outcomes) > 1:
             observed = [runs[o] for o in outcomes]
             p = stats.chisquare(observed, [float(expected[o]) * RUNS for o in outcomes]).pvalue
             assert p > 1e-6, (x, dict(runs), expected)
+
+
+# -- numpy's law, or a refusal at the line -------------------------------------------------
+def view_before_share(prng, queries, epsilon):
+    a = np.asarray(queries) + prng.integers(0, 2, size=len(queries))
+    v = a[:]  # a view taken before b: numpy's b is a itself, so the write below changes b
+    b = np.asarray(a, dtype=np.int64)
+    v[0] = 100  # MARK
+    return b[0] > 50
+
+
+def object_copy(prng, queries, epsilon):
+    a = np.asarray(queries) + prng.integers(0, 2, size=len(queries))
+    b = np.asarray(a, dtype=object)  # MARK: numpy copies a (int64) into a new object array
+    b[0] = 100
+    return a.argmax()
+
+
+def int8_draw(prng, queries, epsilon):
+    a = prng.integers(0, 100, size=1, dtype=np.int8) + 100  # MARK: numpy's int8 wraps above 127
+    return a[0] > 0
+
+
+def uint8_queries(prng, queries, epsilon):
+    a = np.asarray(queries, dtype=np.uint8) - 1  # MARK: numpy's uint8 wraps 0 - 1 to 255
+    return a[0] + prng.integers(0, 2) > 5
+
+
+def int16_astype(prng, queries, epsilon):
+    a = (np.asarray(queries) + prng.integers(0, 2, size=len(queries))).astype(np.int16)  # MARK
+    return a[1] * 30_000 > 0  # numpy's int16 wraps 2 * 30000 to -5536
+
+
+def uint8_operand(prng, queries, epsilon):
+    return (np.zeros(1, dtype=np.uint8) - (prng.random() < 0.5))[0] > 1  # MARK: numpy's uint8 0 - True is 255
+
+
+def private_generator(prng, queries, epsilon):
+    if np.random.default_rng().random() < 0.02:  # MARK: randomness the tracer cannot see
+        return int(queries[0] > 1) + 10  # releases a bit of the input outright
+    return prng.random() < 0.5
+
+
+NUMPY_OR_REFUSED = [(view_before_share, "share memory"), (object_copy, "dtype=object"), (int8_draw, "dtype=int8"),
+                    (uint8_queries, "dtype=uint8"), (int16_astype, "int16"), (uint8_operand, "uint8"),
+                    (private_generator, "np.random.default_rng")]
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")  # numpy's own runs wrap around
+@pytest.mark.parametrize("fn, words", NUMPY_OR_REFUSED, ids=[f.__name__ for f, _ in NUMPY_OR_REFUSED])
+def test_numpys_law_or_a_refusal_at_the_line(fn, words):
+    """Traced, the law must be numpy's (its outcomes seen in seeded runs, by chi-square); refused, the
+    error must name the line and the construct."""
+    x, rng = (0, 1), np.random.default_rng(7)
+    runs = Counter(_as_output(fn(rng, np.asarray(x, dtype=np.int64), 0.5)) for _ in range(2_000))
+    try:
+        expected = law(fn, x)
+    except UntraceableError as e:
+        assert e.site.endswith(marked_line(fn)), (e.site, marked_line(fn))
+        assert words in str(e)
+        return
+    assert set(runs) <= set(expected), (runs, expected)
+    outcomes = sorted(expected, key=repr)
+    if len(outcomes) > 1:
+        observed = [runs[o] for o in outcomes]
+        p = stats.chisquare(observed, [float(expected[o]) * runs.total() for o in outcomes]).pvalue
+        assert p > 1e-6, (runs, expected)
 
 
 # -- what a proof covers --------------------------------------------------------------------

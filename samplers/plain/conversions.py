@@ -4,10 +4,10 @@ numpy has no dispatch protocol for these two (``__array__`` must return real mem
 StatDP's code starts with ``np.asarray(queries, dtype=np.float64)``.  While a trace runs,
 :func:`converting` puts wrappers in their place on the numpy module: a call whose data
 holds symbolic values gets a :class:`~samplers.plain.symbolic.SymArray` of the same
-values (every other call goes to numpy unchanged).  A dtype is honoured where that is
-exact (:func:`~samplers.plain.dispatch.cast`); anything else is refused at the user's
-line.  As in numpy, ``np.asarray`` of an array is that array when no conversion is
-needed, and ``np.array`` copies unless told not to.
+values (every other call goes to numpy unchanged).  A dtype (float64, int64 or bool) is
+honoured where that is exact (:func:`~samplers.plain.dispatch.cast`); anything else,
+dtype=object included, is refused at the user's line.  As in numpy, ``np.asarray`` of an
+array is that array when no conversion is needed, and ``np.array`` copies unless told not to.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from samplers.lang.trace import Sym
-from samplers.plain.dispatch import cast
+from samplers.plain.dispatch import cast, traced_dtype
 from samplers.plain.site import untraceable
 from samplers.plain.symbolic import SymArray
 
@@ -43,8 +43,8 @@ def _convert(name: str) -> Any:
         copy = kwargs.pop("copy", name == "array")
         if args or kwargs:
             raise untraceable(f"np.{name} of symbolic values takes only a dtype (and copy)", f"np.{name}")
-        dt = None if dtype is None or np.dtype(dtype) == np.dtype(object) else np.dtype(dtype)
-        what = f"np.{name}(..., dtype={dt.name if dt is not None else None})"
+        what = f"np.{name}(..., dtype={None if dtype is None else np.dtype(dtype).name})"
+        dt = None if dtype is None else traced_dtype(dtype, what)
         if isinstance(a, SymArray) and not copy:  # numpy returns the array itself when no conversion is needed
             if dt is None or (a.known_dtype is not None and dt == a.known_dtype):  # (np.dtype(None) is float64)
                 return a

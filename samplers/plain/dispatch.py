@@ -37,6 +37,25 @@ from samplers.plain.symbolic import SymArray, boolean, wrap
 
 
 EXACT_FLOAT = 2**53  # integers of at most this size are float64 values exactly
+EXACT_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))  # the dtypes the tracer computes in
+_NOT_EXACT = ("numpy's narrower and unsigned types wrap around or round, and dtype=object makes a copy that "
+              "computes as Python does")
+
+
+def traced_dtype(dtype: Any, what: str) -> np.dtype:
+    """numpy's ``dtype`` if it is float64, int64 (intp) or bool; any other is refused (see ``_NOT_EXACT``)."""
+    dt = np.dtype(dtype)
+    if dt not in EXACT_DTYPES:
+        raise untraceable(f"{what}: dtype={dt.name} is not traced, only float64, int64 and bool ({_NOT_EXACT})",
+                          what)
+    return dt
+
+
+def _numpy_operand(v: Any, what: str) -> None:
+    """Refuse a numpy value of another dtype than the traced ones meeting symbolic values."""
+    if isinstance(v, (np.ndarray, np.generic)) and v.dtype != object and v.dtype not in EXACT_DTYPES:
+        raise untraceable(f"{what}: a numpy {v.dtype.name} value meets symbolic values; only float64, int64 and "
+                          f"bool are traced ({_NOT_EXACT})", what)
 
 
 def scalar(v: Any) -> Any:
@@ -115,6 +134,7 @@ def _elements(v: Any) -> list | None:
     if isinstance(v, SymArray):
         return v.items
     if isinstance(v, np.ndarray):
+        _numpy_operand(v, "an operation")
         if v.ndim == 0:
             return None
         if v.ndim != 1:
@@ -134,6 +154,8 @@ def elementwise(fn: Callable[..., Any], args: Sequence[Any], what: str) -> Any:
         raise untraceable(f"{what}: arrays of lengths {sorted(sizes)} cannot be broadcast together", what)
 
     def one(vals: Sequence[Any]) -> Any:
+        for v in vals:
+            _numpy_operand(v, what)
         vals = [scalar(v.item() if isinstance(v, np.ndarray) else v) for v in vals]
         if any(v is None or v is BOTTOM for v in vals):
             raise untraceable(f"{what} of None", what)
@@ -366,15 +388,16 @@ def function(func: Any, args: Sequence[Any], kwargs: dict) -> Any:
 
 def cast(v: Any, dtype: Any, what: str) -> Any:
     """One value converted to ``dtype`` where that is exact (refused where numpy would change it):
-    float64 of integers within +-2^53 (the same numbers), an integer type of integers in its range,
-    bool of 0/1 values.  ``what`` names the conversion in the error."""
-    dt = np.dtype(dtype)
+    float64 of integers within +-2^53 (the same numbers), int64 of integers in its range,
+    bool of 0/1 values; other dtypes are refused (:func:`traced_dtype`).  ``what`` names the
+    conversion in the error."""
+    dt = traced_dtype(dtype, what)
     if not isinstance(v, Sym):
         return scalar(np.asarray(v).astype(dt)[()])
     node = v.node
     if dt == np.dtype(np.float64) and (node.kind == FLOAT or max(abs(node.lo), abs(node.hi)) <= EXACT_FLOAT):
         return wrap(Sym(v.id))
-    if dt.kind in "iu" and node.kind != FLOAT and np.iinfo(dt).min <= node.lo and node.hi <= np.iinfo(dt).max:
+    if dt.kind == "i" and node.kind != FLOAT and np.iinfo(dt).min <= node.lo and node.hi <= np.iinfo(dt).max:
         return wrap(Sym(v.id))
     if dt.kind == "b" and node.is_bool:
         return wrap(v, True)
@@ -385,7 +408,8 @@ def cast(v: Any, dtype: Any, what: str) -> Any:
 def astype(a: SymArray, dtype: Any) -> SymArray:
     """``.astype``: a copy whose values :func:`cast` converts."""
     what = f"astype({np.dtype(dtype).name})"
-    return SymArray((cast(v, dtype, what) for v in a.items), dtype)
+    dt = traced_dtype(dtype, what)
+    return SymArray((cast(v, dt, what) for v in a.items), dt)
 
 
-__all__ = ["EXACT_FLOAT", "FUNCTIONS", "astype", "cast", "elementwise", "function", "scalar", "ufunc"]
+__all__ = ["FUNCTIONS", "astype", "cast", "elementwise", "function", "scalar", "traced_dtype", "ufunc"]

@@ -30,7 +30,7 @@ from samplers.lang.neighbours import BY_NAME as NEIGHBOURS
 from samplers.lang.neighbours import Neighbours
 from samplers.lang.trace import lift, tracing
 from samplers.plain.conversions import converting
-from samplers.plain.determinism import check_runs, global_generators
+from samplers.plain.determinism import check_runs, global_generators, refusing_own_generators
 from samplers.plain.forking import MAX_PATHS, Driver
 from samplers.plain.generator import RecordingGenerator
 from samplers.plain.paths_to_ir import check_result, freeze, merge
@@ -173,7 +173,8 @@ class PlainMechanism(Mechanism):
             return freeze(result)
 
         before = global_generators()
-        with tracing(b), converting(), deadline.interrupting(f"while tracing {self.name}"):
+        with tracing(b), converting(), refusing_own_generators(), \
+                deadline.interrupting(f"while tracing {self.name}"):
             paths = driver.explore(run, self.name)
             check_runs(driver, paths, run, before, self.name)
             values, tuple_output = merge(paths, self.name)

@@ -21,6 +21,7 @@ probabilities, a sum that is not 1 within numpy's tolerance).
 from __future__ import annotations
 
 import math
+import numbers
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -39,13 +40,19 @@ UNIT = 2**53  # numpy's random() is k / UNIT, k uniform in 0 .. UNIT - 1
 
 
 def coin(op: str, p: Any) -> Fraction:
-    """P(random() op p) for numpy's random() (see the module docstring); ``op`` is <, <=, > or >=."""
-    p = float(p)
-    if math.isnan(p):  # every comparison with nan is false
+    """P(random() op p) for numpy's random() (see the module docstring); ``op`` is <, <=, > or >=.
+
+    numpy compares with an int's float64 (OverflowError beyond it) and with a Fraction exactly."""
+    if isinstance(p, numbers.Integral):
+        p = float(p)
+    if not isinstance(p, (float, Fraction)):
+        raise untraceable(f"prng.random() compared with a {type(p).__name__}: only ints, floats and Fractions "
+                          "are traced", "prng.random")
+    if isinstance(p, float) and math.isnan(p):  # every comparison with nan is false
         return Fraction(0)
     if op in (">", ">="):
         return 1 - coin("<=" if op == ">" else "<", p)
-    if math.isinf(p):
+    if isinstance(p, float) and math.isinf(p):
         return Fraction(int(p > 0))
     scaled = Fraction(p) * UNIT  # the k with k / UNIT below p
     k = math.ceil(scaled) if op == "<" else math.floor(scaled) + 1
@@ -164,9 +171,11 @@ class RecordingGenerator:
         high = _integer(high, "integers(high)")
         top = high if endpoint else high - 1
         dt = np.dtype(dtype)
-        if dt.kind not in "iu" or not (np.iinfo(dt).min <= low and top <= np.iinfo(dt).max):
-            raise untraceable(f"integers(..., dtype={dt.name}) of {low}..{top}: only integer dtypes holding the "
-                              "range are traced (numpy raises for the others or returns booleans)", "prng.integers")
+        if dt != np.dtype(np.int64):
+            raise untraceable(f"integers(..., dtype={dt.name}): only int64 is traced (numpy returns booleans for "
+                              "bool, and its narrower and unsigned integers wrap around on overflow)", "prng.integers")
+        if not (np.iinfo(dt).min <= low and top <= np.iinfo(dt).max):
+            raise untraceable(f"integers of {low}..{top}: outside int64 (numpy raises)", "prng.integers")
         if low > top:
             raise untraceable(f"integers: empty range {low}..{top} (numpy raises: low >= high)", "prng.integers")
         law = noise.uniform_law(low, top)

@@ -111,42 +111,56 @@ def numeric_kind(v: Any) -> str:
     return "i" if isinstance(v, (int, np.integer, Sym)) else "O"
 
 
+class _Buffer:
+    """The elements an array and its views share, and why writing them is refused ("" when allowed)."""
+
+    __slots__ = ("items", "unwritable")
+
+    def __init__(self, items: list, unwritable: str) -> None:
+        self.items, self.unwritable = items, unwritable
+
+
 class SymArray(NDArrayOperatorsMixin):
     """A one-dimensional array of symbolic values and plain numbers (see the module docstring).
 
     ``dtype`` is numpy's dtype where the tracer knows it (the queries, draws, an explicit
-    conversion), else None.  A view holds its base's element list and the positions it sees.
+    conversion), else None.  A view holds its base's buffer and the positions it sees.
     """
 
     __array_priority__ = 1000
 
     def __init__(self, items: Any, dtype: Any = None, *, writable: str = "") -> None:
-        self._base: list = list(items)
-        self._where: range | None = None  # positions in _base (a view), or None: all of it
+        self._buffer = _Buffer(list(items), writable)  # ``writable``: why element assignment is refused
+        self._where: range | None = None  # positions in the buffer (a view), or None: all of it
         self.known_dtype = None if dtype is None else np.dtype(dtype)
-        self.unwritable = writable  # why element assignment is refused ("" when it is allowed)
+
+    @property
+    def unwritable(self) -> str:
+        """Why element assignment is refused ("" when it is allowed), for this array and all its views."""
+        return self._buffer.unwritable
 
     @property
     def items(self) -> list:
         """The elements, in order (the list itself for an array that is not a view)."""
-        return self._base if self._where is None else [self._base[i] for i in self._where]
+        return self._buffer.items if self._where is None else [self._buffer.items[i] for i in self._where]
 
     def view(self, key: slice) -> "SymArray":
         """``self[key]``: a view sharing this array's elements, as numpy's basic slicing gives."""
-        out = SymArray((), self.known_dtype, writable=self.unwritable)
-        out._base, out._where = self._base, self._positions()[key]
+        out = SymArray((), self.known_dtype)
+        out._buffer, out._where = self._buffer, self._positions()[key]
         return out
 
     def shared_with(self, other: "SymArray") -> "SymArray":
-        """Mark ``other`` and this array as maybe sharing memory in numpy (writes to either refused)."""
+        """Mark ``other`` and this array as maybe sharing memory in numpy (writes to either, or to a
+        view of either, refused)."""
         why = ("it may share memory with another array (np.asarray(a, dtype=...) returns a itself when the dtype "
                "is a's own, which the tracer cannot always tell); assign into a .copy()")
-        for a in (self, other):
-            a.unwritable = a.unwritable or why
+        for buffer in (self._buffer, other._buffer):
+            buffer.unwritable = buffer.unwritable or why
         return other
 
     def _positions(self) -> range:
-        return range(len(self._base)) if self._where is None else self._where
+        return range(len(self._buffer.items)) if self._where is None else self._where
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         return dispatch.ufunc(ufunc, method, inputs, kwargs)
@@ -167,7 +181,7 @@ class SymArray(NDArrayOperatorsMixin):
 
     # -- container protocol ----------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._base) if self._where is None else len(self._where)
+        return len(self._buffer.items) if self._where is None else len(self._where)
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.items)
@@ -175,7 +189,7 @@ class SymArray(NDArrayOperatorsMixin):
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, slice):
             return self.view(key)
-        return self._base[self._position(key)]
+        return self._buffer.items[self._position(key)]
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if self.unwritable:
@@ -185,12 +199,12 @@ class SymArray(NDArrayOperatorsMixin):
             vals = list(value) if isinstance(value, (SymArray, list, tuple, np.ndarray)) else [value] * len(where)
             if len(vals) != len(where):
                 raise untraceable(f"cannot assign {len(vals)} values to a slice of {len(where)}", "slice assignment")
-            new = [self._stored(self._base[i], v) for i, v in zip(where, vals)]
+            new = [self._stored(self._buffer.items[i], v) for i, v in zip(where, vals)]
             for i, v in zip(where, new):
-                self._base[i] = v
+                self._buffer.items[i] = v
         else:
             i = self._position(key)
-            self._base[i] = self._stored(self._base[i], value)
+            self._buffer.items[i] = self._stored(self._buffer.items[i], value)
 
     def _position(self, key: Any) -> int:
         return self._positions()[_index(key)]
