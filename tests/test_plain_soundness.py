@@ -484,3 +484,15 @@ def test_continuous_draws_have_numpys_law(fn):
         traced = sampler.sample(x, 20_000, seed=5)
         real = np.array([fn(rng, np.asarray(x, dtype=np.int64), 0.5) for _ in range(20_000)], dtype=float)
         assert stats.ks_2samp(traced, real).pvalue > 1e-6, x
+
+
+def list_or_tuple(prng, queries, epsilon):
+    if queries[0] + prng.laplace(scale=1 / epsilon) > 0:
+        return [1]
+    return (1,)  # the same value, another type: it tells the branch
+
+
+def test_a_result_whose_type_tells_the_path_is_refused():
+    """Merged as one output (1,), the law would say nothing is released; the type reveals the branch."""
+    with pytest.raises(UntraceableError, match="list on some paths and a tuple"):
+        law(list_or_tuple, (0,), domain=(0, 1))

@@ -9,7 +9,8 @@ return fewer elements, e.g. a sparse vector that stopped early, are padded with 
 None (BOTTOM: nothing released).  Padding must not merge outputs that Python tells apart:
 a path returning ``[1]`` and one returning ``[1, None]`` would both be ``(1, ⊥)``, and a
 privacy proof about the merged output says nothing about the function's (which reveals
-the path).  Such results are refused, as are a number on one path and a list on another.
+the path).  Such results are refused, as are a number on one path and a list on another,
+and a list on one path and a tuple (or an array) on another: the type tells them apart.
 """
 
 from __future__ import annotations
@@ -46,12 +47,22 @@ def check_result(result: Any, name: str) -> None:
         _component(result, name)
 
 
+class Frozen(tuple):
+    """A sequence result as a tuple, with the type of container the function returned."""
+
+    container: str
+
+
 def freeze(result: Any) -> Any:
     """A checked result as it is now: a run's list may be changed later (a buffer kept between
     calls, a mutable default argument), and each path must keep what its run returned."""
-    if isinstance(result, np.ndarray):
-        return result[()] if result.ndim == 0 else tuple(result)
-    return tuple(result) if isinstance(result, _SEQUENCES) else result
+    if isinstance(result, np.ndarray) and result.ndim == 0:
+        return result[()]
+    if not isinstance(result, _SEQUENCES):
+        return result
+    out = Frozen(result)
+    out.container = "array" if isinstance(result, (np.ndarray, SymArray)) else type(result).__name__
+    return out
 
 
 def _flat(result: Any, name: str) -> list | None:
@@ -91,6 +102,10 @@ def merge(paths: Sequence[Path], name: str) -> tuple[list[Any], bool]:
 
 def _distinct_when_padded(paths: Sequence[Path], flats: Sequence[list | None], name: str) -> None:
     """Refuse results that padding with BOTTOM would merge (see the module docstring)."""
+    containers = sorted({p.result.container for p in paths if isinstance(p.result, Frozen)})
+    if len(containers) > 1:
+        raise UntraceableError(f"{name} returns a {containers[0]} on some paths and a {containers[1]} on others: "
+                               "the type tells the paths apart; return one type on every path", operation="return")
     nones = [p for p, f in zip(paths, flats) if f is None]
     if any(scalar(p.result) is not None for p in nones):
         raise UntraceableError(f"{name} returns a number on some paths and a list on others; return the same "
