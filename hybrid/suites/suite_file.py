@@ -48,7 +48,7 @@ from typing import Any
 
 from hybrid.searcher.budget import MAX_PRECISION
 from samplers import deadline
-from samplers.errors import DPHybridError
+from samplers.errors import DPHybridError, UnknownMechanism
 from samplers.numerals import read_error_text, short_text
 from samplers.readers import short_repr
 from verifiers.ratio import parse_ratio
@@ -200,8 +200,6 @@ def _inputs(raw: dict[str, Any], spec: str, where: str) -> dict[str, Any]:
     from samplers.plain import is_function_spec
 
     given = {k: raw[k] for k in ("size", "domain", "neighbours") if k in raw}
-    if spec.endswith(":") and not spec.startswith(("opendp:", "diffprivlib:")):
-        raise SuiteError(f"{where}: {spec!r} names no function after the colon (write file.py:alg or module:alg)")
     if given and not is_function_spec(spec):
         raise SuiteError(f"{where}: {sorted(given)[0]} applies to a file.py:alg or module:alg function; "
                          "a catalogue mechanism declares its own inputs (use params)")
@@ -256,7 +254,7 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
     try:
         with deadline.time_limit(limit or budget):  # a file whose top-level code never returns is stopped
             mech = resolve(spec, **inputs)
-    except deadline.TimeLimitReached as e:
+    except (deadline.TimeLimitReached, UnknownMechanism) as e:  # said with the entry's place in the file
         raise SuiteError(f"{where}: {e}") from None
     params = raw.get("params", {})
     if not isinstance(params, dict):

@@ -44,8 +44,6 @@ def resolve(name: str, **settings: Any) -> Any:
     from samplers.plain.function import statdp
 
     if not is_function_spec(name):
-        if name.endswith(":") and not name.startswith(("opendp:", "diffprivlib:")):
-            load_function(name)  # a file or module with no function named: say so, not "unknown mechanism"
         return catalogue.get(name)
     given = {k: v for k, v in settings.items() if v is not None}
     return statdp(load_function(name), name=name, **given)

@@ -95,7 +95,7 @@ def _floor(name: str) -> Callable[[Any, Any], Any]:
 _BOOLEAN = frozenset({np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
                       np.logical_and, np.logical_or, np.logical_xor, np.logical_not})
 _BOOLEAN_IF_ALL = frozenset({np.multiply, np.maximum, np.minimum, np.fmax, np.fmin, np.bitwise_and, np.bitwise_or,
-                             np.bitwise_xor, np.absolute, np.invert})
+                             np.bitwise_xor, np.absolute})
 # ufunc -> (operation on two symbolic-or-plain operands, or one)
 _BINARY: dict[Any, Callable[[Any, Any], Any]] = {
     np.add: partial(_sym_binary, "add"),
@@ -361,7 +361,7 @@ FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.clip: _clip, np.where: _where, np.count_nonzero: _count_nonzero,
     np.concatenate: _concatenate, np.hstack: lambda arrays, **kw: _concatenate(arrays),
     np.append: lambda a, v, axis=None: _concatenate((a, v)),
-    np.copy: lambda a, **kw: SymArray(_items(a, "np.copy")), np.size: _len,
+    np.copy: lambda a, **kw: a.copy() if isinstance(a, SymArray) else SymArray(_items(a, "np.copy")), np.size: _len,
     np.shape: lambda a: () if _elements(a) is None else (_len(a),), np.ndim: lambda a: int(_elements(a) is not None),
     np.abs: lambda a: ufunc(np.absolute, "__call__", (a,), {}),
 }

@@ -18,9 +18,11 @@ from samplers.errors import UnknownMechanism
 
 
 def is_function_spec(name: str) -> bool:
-    """True for ``file.py:alg`` and ``module:alg`` (catalogue names have no colon)."""
-    head, sep, tail = name.rpartition(":")
-    return bool(sep and head and tail and tail.isidentifier() and not name.startswith(("opendp:", "diffprivlib:")))
+    """True for ``file.py:alg`` and ``module:alg`` (catalogue names have no colon; a library's
+    ``opendp:...`` / ``diffprivlib:...`` is not a function), also when what follows the colon is no
+    function name: :func:`load_function` then says so, whichever command reads it."""
+    head, sep, _ = name.rpartition(":")
+    return bool(sep and head and not name.startswith(("opendp:", "diffprivlib:")))
 
 
 def _module_from_file(path: str) -> types.ModuleType:
