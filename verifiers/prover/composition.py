@@ -43,12 +43,11 @@ from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
 from verifiers.backends import choose, get_backend
 from verifiers.base import neighbour_pairs
 from verifiers.epsilon import eps_upper, within_exp
-from verifiers.prover.composition_check import check  # the rule's independent checker
+from verifiers.prover.composition_check import check, confirm  # the rule's independent checker
 from verifiers.prover.proof import NoProof, Proof, number_json, round_up
 from verifiers.ratio import INF, Ratio, ratio_str
 
 RULE = "composition"
-confirm = check  # complete (every part swept again, sub-proofs confirmed): it re-checks proof files as they are
 # A part is swept over at most this many neighbour pairs (the search's global check has the
 # same size limit): a count, so whether a proof is found does not depend on the machine.
 MAX_PART_PAIRS = 20_000

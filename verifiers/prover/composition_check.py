@@ -60,8 +60,9 @@ def _cut(program: Program, outputs: list[int], inputs: list[int], candidates: li
                    domain=dom, neighbours=program.neighbours)
 
 
-def _proved_level(sub: Program, info: dict[str, Any]) -> Fraction | str:
-    """A continuous part's level: its sub-proof re-checked by that rule's checker on ``sub``."""
+def _proved_level(sub: Program, info: dict[str, Any], complete: bool) -> Fraction | str:
+    """A continuous part's level: its sub-proof re-checked on ``sub`` by that rule's checker, or by
+    its complete re-check (``confirm``, every condition) when ``complete``."""
     from verifiers.prover.prove import RULES
 
     proof = Proof.from_json(info["proof"])
@@ -69,7 +70,8 @@ def _proved_level(sub: Program, info: dict[str, Any]) -> Fraction | str:
         return f"a part's proof is by {proof.rule!r}, not another registered rule"
     if proof.delta != 0:
         return "a part's proof is not pure eps-DP"
-    problem = importlib.import_module(RULES[proof.rule]).confirm(sub, proof)  # a file's sub-proof: every condition
+    rule = importlib.import_module(RULES[proof.rule])
+    problem = (rule.confirm if complete else rule.check)(sub, proof)
     if problem is not None:
         return f"the {proof.rule} checker rejects a part's proof: {problem}"
     if Fraction(proof.eps) != Fraction(number_from_json(info["eps"])):
@@ -88,15 +90,23 @@ def _swept_level(sub: Program) -> Any:
     return max(g.ratio, Fraction(1))
 
 
-def check(program: Program, proof: Proof) -> str | None:
-    """None when every claim of the evidence holds, else the first that does not."""
+def check(program: Program, proof: Proof, *, complete: bool = False) -> str | None:
+    """None when every claim of the evidence holds, else the first that does not.  A part's
+    sub-proof is re-checked as :func:`verifiers.prover.prove.prove` re-checks proofs (its rule's
+    checker: the synthesis discharged every path), or completely when ``complete``."""
     try:
-        return _check(program, proof)
+        return _check(program, proof, complete)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
         return f"malformed composition evidence ({type(e).__name__}: {e})"
 
 
-def _check(program: Program, proof: Proof) -> str | None:
+def confirm(program: Program, proof: Proof) -> str | None:
+    """:func:`check` of a proof nobody vouches for (a file): every part swept again, every sub-proof
+    confirmed completely."""
+    return check(program, proof, complete=True)
+
+
+def _check(program: Program, proof: Proof, complete: bool) -> str | None:
     ev = proof.evidence
     if ev["neighbours"] != program.neighbours.name:
         return f"the proof is for {ev['neighbours']} neighbours, the program has {program.neighbours.name}"
@@ -147,7 +157,7 @@ def _check(program: Program, proof: Proof) -> str | None:
                 "a proof by another rule" if continuous else "an exact sweep")
         key = (sub.nodes, sub.outputs, sub.domain)
         if key not in checked:  # parts of a class share this key, unless the cut orders constants apart
-            r = _proved_level(sub, classes[c]) if continuous else _swept_level(sub)
+            r = _proved_level(sub, classes[c], complete) if continuous else _swept_level(sub)
             if isinstance(r, str):
                 return f"part {k}: {r}"
             checked[key] = r
