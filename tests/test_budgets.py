@@ -30,6 +30,7 @@ from samplers import catalogue, deadline
 from samplers.blackbox import VectorisedBlackBox
 from samplers.compile import compile_sampler
 from samplers.deadline import TimeLimitReached, time_limit
+from samplers.errors import ParameterError
 from samplers.lang.domain import Domain
 from samplers.lang.neighbours import replace_one
 from verifiers.bdd.bitblast import compile_program
@@ -327,3 +328,14 @@ def test_opendp_randomized_response_audit(capsys):
 def test_sample_histogram_expands_to_the_same_outputs():
     s = Sample(np.array([3, 7]), np.array([2, 1]))
     assert s.expanded().tolist() == [3, 3, 7] and s.n == 3
+
+
+@pytest.mark.parametrize("field, value", [("samples", -5), ("pair_window", "x"), ("tune_steps", 2.5),
+                                          ("certify_pairs", True), ("enclosures", float("nan")),
+                                          ("prove_time", -1), ("prove_time", float("inf"))])
+def test_a_bad_count_budget_is_refused(field, value):
+    """Counts decide results: one that is not a non-negative integer is a ParameterError, not a search
+    that silently ignores it (or stops at once)."""
+    with pytest.raises(ParameterError, match=f"budget {field} must be"):
+        Budget(**{field: value})
+    assert getattr(Budget(**{field: np.int64(0)}), field) == 0  # zero, and numpy's integers, are counts

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import numbers
+from dataclasses import dataclass, fields
+
+from samplers.errors import ParameterError
 
 MAX_PRECISION = 1.0  # the widest bracket asked for (search, verify, suites): a wider one says nothing about eps
 
@@ -30,3 +34,18 @@ class Budget:
     max_length: int = 40  # longest input tried when growing a length parameter
     prove_time: float = 120.0  # seconds for the proof rules (0: no proof stage), a safety limit: the catalogue proves
     # in 0.1-25 s on a busy 2-core machine (svt34_parallel the longest); a rule it stops says so in limits_hit
+
+    def __post_init__(self) -> None:
+        """Refuse a count that is not a non-negative integer and a negative or non-finite
+        ``prove_time`` (``time`` is checked where the deadline is set)."""
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "time":
+                continue
+            if isinstance(v, bool) or not isinstance(v, numbers.Real if f.name == "prove_time" else numbers.Integral):
+                ok = False
+            else:
+                ok = v >= 0 and math.isfinite(v)
+            if not ok:
+                what = "a non-negative finite number of seconds" if f.name == "prove_time" else "a non-negative integer"
+                raise ParameterError(f"budget {f.name} must be {what}, got {v!r}")
