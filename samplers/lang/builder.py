@@ -7,6 +7,10 @@ ranges, and shares identical deterministic nodes.  A node that draws randomness 
 and an ``argmax`` that breaks ties uniformly at random) is never shared, folded into
 another or merged on replay: two calls with the same arguments are independent draws.
 
+Noise-free float arithmetic means what numpy computes in float64: the builder keeps such
+an operation symbolic only where it is exact for every input of the declared domain, and
+otherwise replaces it by its float64 value per input, or refuses (:mod:`samplers.lang.float64`).
+
 Two-sided geometric noise has an unbounded support.  It may only reach the rest of the
 program through ``clamp(offset + Z, lo, hi)``; the builder records the window of ``Z``
 that each such clamp can distinguish, and :meth:`Builder.finish` replaces ``Z`` by a
@@ -15,9 +19,10 @@ finite law on the union of those windows with the tails folded onto its end poin
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from samplers import deadline
 from samplers.errors import LanguageError
@@ -37,8 +42,9 @@ from samplers.lang.ir import (
     op_range,
     tied_maxima,
 )
+from samplers.lang.float64 import TABLE_LIMIT, WORK_LIMIT, Grid, evaluate_exactly, is_negative_zero, op_grid, value_grid
 from samplers.lang.noise import geometric_window
-from samplers.numerals import short_text
+from samplers.numerals import count_text, short_text
 
 INF = math.inf
 CLOCK_EVERY = 4096  # nodes traced between two looks at the clock (samplers.deadline)
@@ -51,6 +57,11 @@ _FOLDABLE = frozenset(ARITY) - {"const", "input", "draw", "geom"} - CONTINUOUS_N
 def draws_randomness(op: str, attr: Any) -> bool:
     """True for operations whose every evaluation is an independent random draw."""
     return op in ("draw", "geom") or op in CONTINUOUS_NOISE or (op == "argmax" and attr == "uniform")
+
+
+def _same(v: Any, exact: Any) -> bool:
+    """Whether a float64 result ``v`` is the exact result (BOTTOM only equals itself)."""
+    return v is exact if BOTTOM in (v, exact) else Fraction(v) == exact
 
 
 def _is_unbounded(n: Node) -> bool:
@@ -67,6 +78,8 @@ class Builder:
         self._affine: dict[int, tuple[int, int | None]] = {}
         # geometric noise node -> demanded window [zmin, zmax]
         self.windows: dict[int, tuple[int, int]] = {}
+        self._noisy: list[bool] = []  # per node: whether its value depends on randomness
+        self._grids: dict[int, Grid] = {}  # noise-free float node -> the grid of its values
 
     # -- raw node creation -------------------------------------------------------------
     def _append(self, node: Node, key: tuple | None = None) -> int:
@@ -78,6 +91,7 @@ class Builder:
                                 "outside the int64 "
                                 "range of program values")
         self.nodes.append(node)
+        self._noisy.append(draws_randomness(node.op, node.attr) or any(self._noisy[a] for a in node.args))
         i = len(self.nodes) - 1
         if i % CLOCK_EVERY == 0:
             deadline.check("while tracing the mechanism")
@@ -138,10 +152,118 @@ class Builder:
             return simplified
         lo, hi, kind = op_range(op, attr, nodes)
         bottom = op == "ite" and (nodes[1].bottom or nodes[2].bottom)
+        grid = None
+        if FLOAT in (kind, *(n.kind for n in nodes)) and not draws_randomness(op, attr) and not any(
+                self._noisy[a] for a in args):
+            grid = self._float64(op, args, attr, nodes, kind)
+            if isinstance(grid, int):
+                return grid  # the operation's float64 values, tabulated
         if kind == INT and not bottom and lo == hi:
             return self.const(int(lo))
         key = None if draws_randomness(op, attr) else (op, args, attr)
-        return self._append(Node(op, args, attr, lo, hi, kind, bottom), key)
+        i = self._append(Node(op, args, attr, lo, hi, kind, bottom), key)
+        if grid is not None and kind == FLOAT:
+            self._grids[i] = grid
+        return i
+
+    # -- float64 semantics of noise-free values (see samplers.lang.float64) -------------
+    def _grid(self, i: int) -> Grid | None:
+        n = self.nodes[i]
+        if n.bottom and n.is_const:
+            return Grid(0, 0)
+        if n.kind == INT:
+            return Grid(0, max(abs(int(n.lo)), abs(int(n.hi))) if n.lo <= n.hi else 0)
+        if n.is_const:
+            return value_grid([n.attr])
+        return self._grids.get(i)
+
+    def _float64(self, op: str, args: tuple[int, ...], attr: Any, nodes: list[Node], kind: str) -> Grid | int:
+        """The grid proving ``op`` exact on noise-free operands, or the node of its float64 table."""
+        grids = [self._grid(a) for a in args]
+        if op in COMPARE and any(n.kind == INT and g.bound > 2**53 for n, g in zip(nodes, grids)):
+            raise LanguageError(f"{op} compares an integer beyond 2^53 with a float: numpy rounds the integer to "
+                                "float64 first, Python compares exactly; convert it explicitly")
+        grid = None if None in grids else op_grid(op, attr, grids, nodes)
+        if grid is not None and grid.doubles:
+            return grid
+        table = dict(self._per_input(args, lambda vals: self._float_value(op, attr, vals, kind), op))
+        if all(_same(v, evaluate_exactly(op, attr, vals)) for v, vals in table.values()):
+            return value_grid(v for v, _ in table.values() if v is not BOTTOM)
+        return self._table(self._inputs(self._cone(args)), {combo: v for combo, (v, _) in table.items()}, ())
+
+    @staticmethod
+    def _float_value(op: str, attr: Any, vals: list[Any], kind: str) -> Any:
+        v = evaluate(op, attr, vals)
+        v = float(v) if kind == FLOAT and v is not BOTTOM else v  # numpy's float64 result, also where Python keeps an int
+        if isinstance(v, float) and not math.isfinite(v):
+            raise LanguageError(f"{op} gives {v} in float64 for some input of the declared domain")
+        return v
+
+    def _cone(self, args: Iterable[int]) -> list[int]:
+        """The nodes ``args`` depend on, in order (all noise-free)."""
+        seen: set[int] = set()
+        stack = list(args)
+        while stack:
+            i = stack.pop()
+            if i not in seen:
+                seen.add(i)
+                stack.extend(self.nodes[i].args)
+        return sorted(seen)
+
+    def _inputs(self, cone: Iterable[int]) -> list[int]:
+        return sorted((d for d in cone if self.nodes[d].op == "input"), key=lambda d: self.nodes[d].attr)
+
+    def _per_input(self, args: Sequence[int], value: Callable[[list[Any]], Any],
+                   op: str) -> Iterator[tuple[tuple[int, ...], tuple[Any, list[Any]]]]:
+        """For each input combination: ``(combo, (value(operand values), operand values))``, in float64."""
+        cone = self._cone(args)
+        deps = self._inputs(cone)
+        total = math.prod(self.nodes[d].width() for d in deps)
+        if total > TABLE_LIMIT or total * len(cone) > WORK_LIMIT:
+            raise LanguageError(
+                f"float64 rounding: {op} is not proved exact for every input of the declared domain and depends "
+                f"on {len(deps)} inputs ({count_text(total)} combinations; at most {TABLE_LIMIT:,} are evaluated "
+                "one by one in float64): compute on integers, scale by powers of two, or narrow the domain")
+        for combo in itertools.product(*(range(int(self.nodes[d].lo), int(self.nodes[d].hi) + 1) for d in deps)):
+            vals: dict[int, Any] = dict(zip(deps, combo))
+            for j in cone:
+                n = self.nodes[j]
+                if j not in vals:
+                    vals[j] = evaluate(n.op, n.attr, [vals[a] for a in n.args])
+            operands = [vals[a] for a in args]
+            yield combo, (value(operands), operands)
+
+    def _table(self, deps: Sequence[int], table: dict[tuple[int, ...], Any], prefix: tuple[int, ...]) -> int:
+        """Nested ``ite`` on the inputs ``deps`` selecting ``table[values]`` (runs of equal values merged)."""
+        if len(prefix) == len(deps):
+            return self.const(table[prefix])
+        d = deps[len(prefix)]
+        runs: list[tuple[int, int]] = []  # (last input value of the run, its node)
+        for v in range(int(self.nodes[d].lo), int(self.nodes[d].hi) + 1):
+            child = self._table(deps, table, prefix + (v,))
+            if runs and runs[-1][1] == child:
+                runs[-1] = (v, child)
+            else:
+                runs.append((v, child))
+        node = runs[-1][1]
+        for end, child in reversed(runs[:-1]):
+            node = self.emit("ite", (self.emit("le", (d, self.const(end))), child, node))
+        return node
+
+    def _check_signed_zeros(self, outputs: Sequence[int]) -> None:
+        """Refuse a noise-free float output that is -0.0 for some inputs and 0.0 for others.
+
+        The caller tells them apart (``repr``, ``math.copysign``); program values cannot.
+        """
+        for o in outputs:
+            n, g = self.nodes[o], self._grid(o)
+            if n.kind != FLOAT or self._noisy[o] or (g is not None and not g.negzero):
+                continue
+            signs = {is_negative_zero(v) for _, (v, _) in self._per_input((o,), lambda vals: vals[0], "an output")
+                     if v == 0}
+            if len(signs) > 1:
+                raise LanguageError("an output is -0.0 for some inputs and 0.0 for others: the caller tells them "
+                                    "apart, the program's values cannot; add 0.0 to it to make every zero +0.0")
 
     def _check_operands(self, op: str, attr: Any, nodes: list[Node]) -> None:
         for pos, n in enumerate(nodes):
@@ -245,6 +367,7 @@ class Builder:
         for o in outputs:
             if _is_unbounded(self.nodes[o]):
                 raise LanguageError("an output is unbounded geometric noise; clamp it first")
+        self._check_signed_zeros(outputs)
 
         def resolve(node: Node, new_args: tuple[int, ...], b: Builder, old: int) -> int | None:
             if node.op == "geom":

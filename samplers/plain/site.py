@@ -99,7 +99,8 @@ def located(e: LanguageError) -> UntraceableError:
     """A language error raised inside user code, re-raised at the user's line (and remembered)."""
     if isinstance(e, UntraceableError):
         return refusal(e)
-    return refusal(UntraceableError(str(e), site=traceback_site(e.__traceback__), operation="language"))
+    site = traceback_site(e.__traceback__) or current_site()  # raised below numpy's dispatch: the caller's line
+    return refusal(UntraceableError(str(e), site=site, operation="language"))
 
 
 def return_line(fn: Callable[..., Any], run: Callable[[], Any]) -> str:
