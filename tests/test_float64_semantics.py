@@ -93,6 +93,26 @@ def test_deterministic_programs_mean_numpys_values_in_every_backend(fn, domain):
         assert get_backend(program, name).global_epsilon().ratio == INF, name
 
 
+def round_trip_after_a_coin(prng, queries, epsilon):
+    q = as_float64(queries)
+    z = prng.integers(0, 2)
+    return bool((q[0] + z + 0.1) - 0.1 == q[0] + z)
+
+
+def test_discrete_noise_meets_float64_too():
+    """Values of inputs and discrete draws are finite: read in float64 like noise-free ones."""
+    program = traced(round_trip_after_a_coin, (0, 5))
+    for x in program.domain.points():
+        numpy_law = {}
+        for z in (0, 1):
+            v = int(bool((np.float64(x[0]) + z + 0.1) - 0.1 == np.float64(x[0]) + z))
+            numpy_law[v] = numpy_law.get(v, 0) + Fraction(1, 2)
+        assert Enumerator(program).distribution(x) == numpy_law, x
+    for name in ("enumerate", "bdd", "smt"):
+        assert get_backend(program, name).global_epsilon().ratio == INF, name
+    no_proof_below(program, INF)
+
+
 def test_round_trip_of_a_tenth_is_what_numpy_says():
     program = traced(round_trip_tenth, (-5, 10))
     assert Enumerator(program).distribution((3,)) != Enumerator(program).distribution((4,))

@@ -78,7 +78,9 @@ class Builder:
         self._affine: dict[int, tuple[int, int | None]] = {}
         # geometric noise node -> demanded window [zmin, zmax]
         self.windows: dict[int, tuple[int, int]] = {}
-        self._noisy: list[bool] = []  # per node: whether its value depends on randomness
+        # per node: whether its value depends on continuous noise or unbounded geometric noise (read as
+        # real numbers); every other value ranges over finitely many inputs and draws (read as float64)
+        self._real: list[bool] = []
         self._grids: dict[int, Grid] = {}  # noise-free float node -> the grid of its values
 
     # -- raw node creation -------------------------------------------------------------
@@ -91,7 +93,7 @@ class Builder:
                                 "outside the int64 "
                                 "range of program values")
         self.nodes.append(node)
-        self._noisy.append(draws_randomness(node.op, node.attr) or any(self._noisy[a] for a in node.args))
+        self._real.append(node.op in CONTINUOUS_NOISE or node.op == "geom" or any(self._real[a] for a in node.args))
         i = len(self.nodes) - 1
         if i % CLOCK_EVERY == 0:
             deadline.check("while tracing the mechanism")
@@ -154,7 +156,7 @@ class Builder:
         bottom = op == "ite" and (nodes[1].bottom or nodes[2].bottom)
         grid = None
         if FLOAT in (kind, *(n.kind for n in nodes)) and not draws_randomness(op, attr) and not any(
-                self._noisy[a] for a in args):
+                self._real[a] for a in args):
             grid = self._float64(op, args, attr, nodes, kind)
             if isinstance(grid, int):
                 return grid  # the operation's float64 values, tabulated
@@ -186,10 +188,10 @@ class Builder:
         grid = None if None in grids else op_grid(op, attr, grids, nodes)
         if grid is not None and grid.doubles:
             return grid
-        table = dict(self._per_input(args, lambda vals: self._float_value(op, attr, vals, kind), op))
+        table = dict(self._per_combination(args, lambda vals: self._float_value(op, attr, vals, kind), op))
         if all(_same(v, evaluate_exactly(op, attr, vals)) for v, vals in table.values()):
             return value_grid(v for v, _ in table.values() if v is not BOTTOM)
-        return self._table(self._inputs(self._cone(args)), {combo: v for combo, (v, _) in table.items()}, ())
+        return self._table(self._variables(self._cone(args)), {combo: v for combo, (v, _) in table.items()}, ())
 
     @staticmethod
     def _float_value(op: str, attr: Any, vals: list[Any], kind: str) -> Any:
@@ -199,30 +201,38 @@ class Builder:
             raise LanguageError(f"{op} gives {v} in float64 for some input of the declared domain")
         return v
 
+    def _is_variable(self, i: int) -> bool:
+        """Inputs and discrete draws (a uniform argmax's tie-break too): the values a table ranges over."""
+        n = self.nodes[i]
+        return n.op == "input" or draws_randomness(n.op, n.attr)
+
     def _cone(self, args: Iterable[int]) -> list[int]:
-        """The nodes ``args`` depend on, in order (all noise-free)."""
+        """The nodes ``args`` depend on up to variables, in order (none reads continuous noise)."""
         seen: set[int] = set()
         stack = list(args)
         while stack:
             i = stack.pop()
             if i not in seen:
                 seen.add(i)
-                stack.extend(self.nodes[i].args)
+                if not self._is_variable(i):
+                    stack.extend(self.nodes[i].args)
         return sorted(seen)
 
-    def _inputs(self, cone: Iterable[int]) -> list[int]:
-        return sorted((d for d in cone if self.nodes[d].op == "input"), key=lambda d: self.nodes[d].attr)
+    def _variables(self, cone: Iterable[int]) -> list[int]:
+        """The cone's variables, inputs first (by index), then draws (by node)."""
+        return sorted((d for d in cone if self._is_variable(d)),
+                      key=lambda d: (0, self.nodes[d].attr) if self.nodes[d].op == "input" else (1, d))
 
-    def _per_input(self, args: Sequence[int], value: Callable[[list[Any]], Any],
+    def _per_combination(self, args: Sequence[int], value: Callable[[list[Any]], Any],
                    op: str) -> Iterator[tuple[tuple[int, ...], tuple[Any, list[Any]]]]:
-        """For each input combination: ``(combo, (value(operand values), operand values))``, in float64."""
+        """For each combination of the variables' values: ``(combo, (value(operand values), operand values))``, in float64."""
         cone = self._cone(args)
-        deps = self._inputs(cone)
+        deps = self._variables(cone)
         total = math.prod(self.nodes[d].width() for d in deps)
         if total > TABLE_LIMIT or total * len(cone) > WORK_LIMIT:
             raise LanguageError(
                 f"float64 rounding: {op} is not proved exact for every input of the declared domain and depends "
-                f"on {len(deps)} inputs ({count_text(total)} combinations; at most {TABLE_LIMIT:,} are evaluated "
+                f"on {len(deps)} inputs and draws ({count_text(total)} combinations; at most {TABLE_LIMIT:,} are evaluated "
                 "one by one in float64): compute on integers, scale by powers of two, or narrow the domain")
         for combo in itertools.product(*(range(int(self.nodes[d].lo), int(self.nodes[d].hi) + 1) for d in deps)):
             vals: dict[int, Any] = dict(zip(deps, combo))
@@ -257,9 +267,9 @@ class Builder:
         """
         for o in outputs:
             n, g = self.nodes[o], self._grid(o)
-            if n.kind != FLOAT or self._noisy[o] or (g is not None and not g.negzero):
+            if n.kind != FLOAT or self._real[o] or (g is not None and not g.negzero):
                 continue
-            signs = {is_negative_zero(v) for _, (v, _) in self._per_input((o,), lambda vals: vals[0], "an output")
+            signs = {is_negative_zero(v) for _, (v, _) in self._per_combination((o,), lambda vals: vals[0], "an output")
                      if v == 0}
             if len(signs) > 1:
                 raise LanguageError("an output is -0.0 for some inputs and 0.0 for others: the caller tells them "
