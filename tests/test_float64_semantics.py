@@ -132,6 +132,24 @@ def test_noise_on_inexact_values_is_proved_no_lower_than_numpy(fn, scale):
     no_proof_below(program, truth)
 
 
+def big_sum(prng, queries, epsilon):
+    q = as_float64(queries)
+    return q[0] + q[1] + prng.laplace(scale=1.0)
+
+
+def test_integers_converted_to_float64_round_like_floats():
+    """Near 2^53 a float64 sum rounds to even: a change of 1 in a query moves it by 0 or 2."""
+    program = traced(big_sum, (2**52, 2**52 + 3), size=2)
+
+    def noise_free(prng, queries, epsilon):
+        q = as_float64(queries)
+        return q[0] + q[1]
+
+    truth = noisy_part_truth(noise_free, 1.0, program)
+    assert truth == 2
+    no_proof_below(program, truth)
+
+
 def test_the_language_and_the_enumerator_agree_on_rounding():
     @mechanism(domain=ints(lo=0, hi=3, size=1), neighbours=one_differ)
     def absorbed_lang(x):

@@ -20,13 +20,22 @@ HIST = dict(domain=(0, 10), neighbours="one_differ")
 
 
 def canonical(program: Program) -> tuple:
-    """The outputs as expression trees, noise numbered by first use: equal iff the programs are isomorphic."""
+    """The outputs as expression trees, noise numbered by first use: equal iff the programs are isomorphic.
+
+    A float64 conversion of an integer (``x * 1.0``, what ``np.asarray(queries, dtype=np.float64)``
+    traces to) is the integer's value: the builder proved it exact, and the catalogue adds the integer.
+    """
     labels: dict[int, int] = {}
     memo: dict[int, tuple] = {}
 
     def walk(i: int) -> tuple:
         if i not in memo:
             n = program.nodes[i]
+            one = [a for a in n.args if program.nodes[a].op == "const" and program.nodes[a].attr == 1.0]
+            if n.op == "mul" and n.kind == "float" and one:
+                (other,) = [a for a in n.args if a != one[0]] or one
+                memo[i] = walk(other)
+                return memo[i]
             args = tuple(walk(a) for a in n.args)
             noise = labels.setdefault(i, len(labels)) if not n.args and n.op not in ("const", "input") else None
             memo[i] = (n.op, repr(n.attr), n.lo, n.hi, n.kind, n.bottom, noise, args)

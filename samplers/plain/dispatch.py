@@ -395,8 +395,10 @@ def cast(v: Any, dtype: Any, what: str) -> Any:
     if not isinstance(v, Sym):
         return scalar(np.asarray(v).astype(dt)[()])
     node = v.node
-    if dt == np.dtype(np.float64) and (node.kind == FLOAT or max(abs(node.lo), abs(node.hi)) <= EXACT_FLOAT):
+    if dt == np.dtype(np.float64) and node.kind == FLOAT:
         return wrap(Sym(v.id))
+    if dt == np.dtype(np.float64) and max(abs(node.lo), abs(node.hi)) <= EXACT_FLOAT and not node.bottom:
+        return wrap(Sym(v.id) * 1.0)  # a float64 value: its later arithmetic rounds as numpy's does
     if dt.kind == "i" and node.kind != FLOAT and np.iinfo(dt).min <= node.lo and node.hi <= np.iinfo(dt).max:
         return wrap(Sym(v.id))
     if dt.kind == "b" and node.is_bool:
