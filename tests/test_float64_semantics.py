@@ -18,6 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from hybrid import search
 from samplers.errors import LanguageError, UntraceableError
 from samplers.lang import ints, mechanism, one_differ
 from samplers.lang.float64 import TABLE_LIMIT, Grid, value_grid
@@ -130,6 +131,8 @@ def test_noise_on_inexact_values_is_proved_no_lower_than_numpy(fn, scale):
     truth = noisy_part_truth(noise_free, scale, program)
     assert truth in (Fraction(1, 5), 100)  # 0.2 = 2 / 10 (1 + 2^53 rounds to 2^53), 100 = 1000 / 10
     no_proof_below(program, truth)
+    r = search(statdp(fn, size=1, domain=(0, 3), neighbours="one_differ"), seed=1)  # the continuous backend
+    assert r.certified and truth * Fraction(99, 100) <= Fraction(r.eps_lower) <= truth
 
 
 def big_sum(prng, queries, epsilon):
