@@ -283,3 +283,23 @@ def test_tables_are_bounded():
 
     with pytest.raises(LanguageError, match="combinations"):
         two_tenths.trace()
+
+
+def infinite_sum(prng, queries, epsilon):
+    q = as_float64(queries)
+    return q[0] + float("inf") + prng.laplace(scale=1.0)
+
+
+def nan_product(prng, queries, epsilon):
+    return as_float64(queries)[0] * np.nan
+
+
+def overflow(prng, queries, epsilon):
+    return as_float64(queries)[0] * 1e308 * 10.0
+
+
+@pytest.mark.parametrize("fn, value", [(infinite_sum, "inf"), (nan_product, "nan"), (overflow, "inf")])
+def test_non_finite_float64_values_are_refused_with_the_line(fn, value):
+    with pytest.raises(UntraceableError, match=f"gives {value} in float64") as err:
+        traced(fn, (0, 3))
+    assert "test_float64_semantics.py" in err.value.site

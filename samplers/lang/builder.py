@@ -176,7 +176,7 @@ class Builder:
         if n.kind == INT:
             return Grid(0, max(abs(int(n.lo)), abs(int(n.hi))) if n.lo <= n.hi else 0)
         if n.is_const:
-            return value_grid([n.attr])
+            return value_grid([n.attr]) if math.isfinite(n.attr) else None  # inf, nan: no grid, evaluated
         return self._grids.get(i)
 
     def _float64(self, op: str, args: tuple[int, ...], attr: Any, nodes: list[Node], kind: str) -> Grid | int:
