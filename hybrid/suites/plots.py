@@ -3,7 +3,8 @@
 :func:`plot_path` checks a plot's path before any work is done: its extension names
 the format (PNG, PDF or SVG; a path without one gets ``.png``, and the path written is
 the one reported), its folder exists, and a file already there is overwritten only if
-it is an image of that format (a results file is never clobbered by a plot).
+dphybrid wrote it: an image of that format carrying :data:`MARK` in its metadata (a user's
+own picture, or a results file, is never clobbered by a plot).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from samplers.errors import DPHybridError
 
 # the formats we write, each with the leading bytes of a file of that format
 FORMATS = {".png": (b"\x89PNG",), ".pdf": (b"%PDF",), ".svg": (b"<?xml", b"<svg")}
+MARK = "dphybrid plot"  # written into each plot's metadata (PNG Software, PDF and SVG Creator)
+_METADATA_KEY = {".png": "Software", ".pdf": "Creator", ".svg": "Creator"}
+MAX_PLOT_BYTES = 64 * 2**20  # a larger file is no plot of ours, and is not read to find out
 
 
 def plot_path(path: str) -> Path:
@@ -27,22 +31,27 @@ def plot_path(path: str) -> Path:
     if not p.name or path.endswith(os.sep):
         raise DPHybridError(f"plot path {path!r} names no file")
     if not p.suffix:
+        if Path(path).exists() or Path(path).is_symlink():
+            raise DPHybridError(f"plot path {path} exists and names no image format (end it in "
+                                f"{', '.join(FORMATS)})")
         p = p.with_name(p.name + ".png")
     suffix = p.suffix.lower()
     if suffix not in FORMATS:
         raise DPHybridError(f"plot {path}: unknown image format {p.suffix!r} (use one of {', '.join(FORMATS)})")
-    writable(p, "the plot", lambda q: _starts_with(q, FORMATS[suffix]), f"a {suffix[1:].upper()} image")
+    writable(p, "the plot", lambda q: _ours(q, FORMATS[suffix]), f"a {suffix[1:].upper()} plot dphybrid wrote")
     _pyplot()  # matplotlib missing is an error now, not after the work
     return p
 
 
-def _starts_with(p: Path, magics: tuple[bytes, ...]) -> bool:
+def _ours(p: Path, magics: tuple[bytes, ...]) -> bool:
+    """An image of the format that carries our mark (a plot an earlier run wrote)."""
     try:
-        with p.open("rb") as f:
-            head = f.read(64).lstrip()
+        if p.stat().st_size > MAX_PLOT_BYTES:
+            return False
+        data = p.read_bytes()
     except OSError as e:
         raise DPHybridError(f"cannot write the plot {p}: {e.strerror or e}") from None
-    return any(head.startswith(m) for m in magics)
+    return any(data.lstrip().startswith(m) for m in magics) and MARK.encode() in data
 
 
 def _pyplot() -> Any:
@@ -60,7 +69,9 @@ def _save(plt: Any, fig: Any, path: str | Path) -> None:
     """Write the figure in the format its extension names; an unwritable path is a one-line error."""
     fig.tight_layout()
     try:
-        fig.savefig(path, dpi=120, format=Path(path).suffix.lower().lstrip(".") or "png", bbox_inches="tight")
+        suffix = Path(path).suffix.lower() or ".png"
+        fig.savefig(path, dpi=120, format=suffix.lstrip("."), bbox_inches="tight",
+                    metadata={_METADATA_KEY[suffix]: MARK})
     except OSError as e:
         raise DPHybridError(f"cannot write the plot {path}: {e.strerror or e}") from None
     finally:
