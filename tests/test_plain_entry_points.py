@@ -22,6 +22,14 @@ ALGORITHMS = textwrap.dedent('''
 
     def boom(prng, queries, epsilon):
         raise RuntimeError("a bug of the user's")
+
+    from samplers.lang import clamp, flip, ints, mechanism, one_differ
+
+    @mechanism(domain=ints(lo=0, hi=2, size=2), neighbours=one_differ)
+    def clipped_coin(x):
+        return clamp(x[0] + x[1], 0, 3) * flip("1/4")
+
+    not_a_function = 3
 ''')
 
 
@@ -53,6 +61,16 @@ def test_dist_of_a_file_function(capsys, folder):
     assert snapshot(folder) == before  # the user's file is only read: no __pycache__, no rewrite
 
 
+def test_a_mechanism_in_a_file_runs_like_a_catalogue_one(capsys, folder):
+    code, out, err = run(capsys, "dist", f"{folder}/algorithms.py:clipped_coin", "--input", "2,1", "--json")
+    assert code == 0, err
+    law = {row["output"]: row["probability"] for row in json.loads(out)["distribution"]}
+    assert law == {0: "3/4", 3: "1/4"}
+    (folder / "suite.toml").write_text('[[entry]]\nmechanism = "algorithms.py:clipped_coin"\n')
+    (entry,) = load_suite(str(folder / "suite.toml")).entries
+    assert entry.resolve().trace().arity == 1
+
+
 def test_module_function_and_negative_domain(capsys):
     code, out, err = run(capsys, "dist", "samplers.plain.examples:isvt1", "--size", "2", "--domain", "-10..10",
                          "-p", "epsilon=0.5", "--input=-3,2", "--backend", "continuous")
@@ -72,6 +90,8 @@ def test_module_function_and_negative_domain(capsys):
     (["test", "{f}:boom", "--size", "1", "--eps", "0.1", "--black-box"], "raised RuntimeError: a bug of the user's"),
     (["dist", "{d}/exits.py:rr", "--input", "1"], "failed: SystemExit: 4"),
     (["search", "{f}:rr", "--size", "2", "--domain", "1..1"], "holds a single input"),
+    (["dist", "{f}:clipped_coin", "--size", "2", "--input", "1,1"], "declares its own domain"),
+    (["dist", "{f}:not_a_function", "--input", "1"], "is a int, not a function or a @mechanism"),
 ])
 def test_bad_plain_input_is_one_line_and_status_2(capsys, folder, argv, words):
     argv = [a.format(f=f"{folder}/algorithms.py", d=folder) for a in argv]

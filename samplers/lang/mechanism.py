@@ -10,6 +10,8 @@ value), any other string -> that string, ``bool`` -> true/false.
 
 from __future__ import annotations
 
+import copy
+
 import inspect
 from fractions import Fraction
 from typing import Any, Callable, Mapping
@@ -118,6 +120,12 @@ class Mechanism:
 
     def __repr__(self) -> str:
         return f"<mechanism {self.name}>"
+
+    def named(self, name: str) -> "Mechanism":
+        """The same mechanism under another name (``file.py:alg``: results name where to find it again)."""
+        twin = copy.copy(self)
+        twin.name, twin._traces = name, {}
+        return twin
 
     @property
     def summary(self) -> str:

@@ -36,7 +36,8 @@ def __getattr__(name: str) -> Any:  # numpy and the tracer load on first use: th
 
 
 def resolve(name: str, **settings: Any) -> Any:
-    """A catalogue mechanism by name, or ``file.py:alg`` / ``module:alg`` as a :class:`PlainMechanism`.
+    """A catalogue mechanism by name, or ``file.py:alg`` / ``module:alg``: a ``@mechanism`` as it is,
+    a plain function as a :class:`PlainMechanism`.
 
     ``settings`` (``size``, ``domain``, ``neighbours``) apply to functions only; None keeps the default.
     """
@@ -45,8 +46,17 @@ def resolve(name: str, **settings: Any) -> Any:
 
     if not is_function_spec(name):
         return catalogue.get(name)
+    from samplers.errors import ParameterError
+    from samplers.lang.mechanism import Mechanism
+
     given = {k: v for k, v in settings.items() if v is not None}
-    return statdp(load_function(name), name=name, **given)
+    found = load_function(name)
+    if isinstance(found, Mechanism):  # written in the mechanism language: it declares its own inputs
+        if given:
+            raise ParameterError(f"{name} is a @mechanism, which declares its own domain and neighbours: "
+                                 f"the settings {', '.join(sorted(given))} are for plain functions only")
+        return found.named(name)
+    return statdp(found, name=name, **given)
 
 
 def as_mechanism(mech: Any) -> Any:

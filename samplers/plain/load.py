@@ -48,7 +48,7 @@ def _module_from_file(path: str) -> types.ModuleType:
 
 
 def load_function(spec: str) -> Callable[..., Any]:
-    """The function named by ``file.py:alg`` or ``module:alg``."""
+    """The function (or ``@mechanism`` object) named by ``file.py:alg`` or ``module:alg``."""
     where, _, attr = spec.rpartition(":")
     if not attr.isidentifier():
         raise UnknownMechanism(f"{spec!r} names no function after the colon (write file.py:alg or module:alg)")
@@ -61,7 +61,13 @@ def load_function(spec: str) -> Callable[..., Any]:
             module = importlib.import_module(where)
         except (ImportError, SystemExit) as e:
             raise UnknownMechanism(f"cannot import module {where!r} (in {spec!r}): {e}") from None
+    from samplers.lang.mechanism import Mechanism
+
     fn = getattr(module, attr, None)
-    if fn is None or not callable(fn):
+    if isinstance(fn, Mechanism):
+        return fn
+    if fn is None:
         raise UnknownMechanism(f"{where} has no function {attr!r}")
+    if not callable(fn):
+        raise UnknownMechanism(f"{where}: {attr!r} is a {type(fn).__name__}, not a function or a @mechanism")
     return fn
