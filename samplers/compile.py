@@ -3,7 +3,8 @@
 The generated source is written to ``<cache>/dphybrid_k_<hash>.py`` (the hash is of
 the source, so identical structures share a kernel) and imported from there, so numba's
 own ``cache=True`` stores the machine code beside it: a second process skips the JIT.
-The cache directory is ``$DPHYBRID_CACHE_DIR`` or ``~/.cache/dphybrid/kernels``.
+The cache directory is ``$DPHYBRID_CACHE_DIR`` or ``~/.cache/dphybrid/kernels`` (a temporary
+folder where neither is writable).
 
 :meth:`Sampler.counts` counts outputs with the fused kernel (drawing and counting in one
 pass, see :mod:`samplers.codegen`) when the histograms are no larger than the samples'
@@ -38,7 +39,7 @@ from typing import Any, Callable, Sequence
 import numba
 import numpy as np
 
-from samplers import deadline
+from samplers import deadline, numba_cache
 from samplers.codegen import CHUNK, Kernel, generate
 from samplers.counts import decode_counts, output_counts
 from samplers.errors import ParameterError
@@ -65,9 +66,8 @@ def jit_forecast(source: str) -> float:
 
 
 def cache_dir() -> Path:
-    """Where generated kernels and their compiled code live."""
-    env = os.environ.get("DPHYBRID_CACHE_DIR")
-    path = Path(env) if env else Path.home() / ".cache" / "dphybrid" / "kernels"
+    """Where generated kernels and their compiled code live (:func:`samplers.numba_cache.kernel_folder`)."""
+    path = numba_cache.kernel_folder()
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+from samplers import numba_cache
 from samplers.seed import check_seed
+
+numba_cache.ensure()  # a writable cache for the cache=True functions below (read when each is defined)
 
 _GOLDEN = uint64(0x9E3779B97F4A7C15)
 _MIX1 = uint64(0xBF58476D1CE4E5B9)

@@ -14,6 +14,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from samplers import numba_cache
+
+numba_cache.ensure()  # a writable cache for the cache=True functions below (read when each is defined)
+
 ONEHOT, NUMERIC = 0, 1
 
 
