@@ -27,7 +27,7 @@ from typing import IO
 
 from bench.common import machine
 
-BENCHES = ("startup", "samplers", "verify", "testers", "search", "smt", "suite", "continuous", "scaling",
+BENCHES = ("startup", "budgets", "samplers", "verify", "testers", "search", "smt", "suite", "continuous", "scaling",
            "prover", "composition", "plain", "libraries")
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 DEFAULT_OUT = Path(__file__).resolve().parent / "RESULTS.md"
