@@ -183,3 +183,18 @@ def test_a_proved_upper_is_shown_never_below_the_proof():
     assert shown == "0.17500000000000002" and Fraction(shown) >= svt4
     third = proved_upper_str(round_up(Fraction(1, 3)), Fraction(1, 3))
     assert third == "0.333334" and Fraction(third) >= Fraction(1, 3)
+
+
+def test_long_vectors_are_abbreviated_in_text_and_whole_in_json(capsys):
+    from hybrid.cli import main as cli
+    from hybrid.cli.render import pair_text, vector_text
+
+    assert vector_text(range(3)) == "[0, 1, 2]"
+    assert vector_text([1] * 1000) == "[1, 1, 1, 1, 1, 1, 1, 1, ... (1,000 values)]"
+    assert pair_text([1] * 20, [1] * 19 + [0]).endswith("they differ at [19] 1 vs 0")
+    assert cli(["search", "rr", "-p", "n=300", "--no-global", "--time-budget", "60"]) == 0
+    text = capsys.readouterr().out
+    assert "(300 values)" in text and len(text) < 10_000, len(text)
+    assert cli(["search", "rr", "-p", "n=300", "--no-global", "--time-budget", "60", "--json"]) == 0
+    w = json.loads(capsys.readouterr().out)["witness"]
+    assert len(w["x"]) == len(w["x_prime"]) == 300

@@ -8,7 +8,7 @@ from typing import Any
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_json_flag, emit_json, no_result
 from hybrid.cli.progress import progress_reporter
-from hybrid.cli.render import event_text, params_text
+from hybrid.cli.render import event_text, pair_text, params_text
 from hybrid.formats import (delta_text, enclosure_str, eps_text, exact_str, lower_str, proved_upper_str,
                             ratio_lower_str, upper_str)
 
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 def _print(found: list[Any], certs: list[dict[str, Any]], vacuous: list[bool]) -> None:
     for cert, c, empty in zip(found, certs, vacuous):
         w = c["witness"]
-        print(f"{c['mechanism']} {params_text(c['params'])}: x = {w['x']}, x' = {w['x_prime']} ({c['source']})")
+        print(f"{c['mechanism']} {params_text(c['params'])}: {pair_text(w['x'], w['x_prime'])} ({c['source']})")
         print(f"  event: {event_text(w['event'])}")
         if "ratio_enclosure" in c:  # continuous noise: rigorous enclosures
             print(f"  P(E | x) in {enclosure_str(*c['p_x'])}, P(E | x') in {enclosure_str(*c['p_x_prime'])}: "

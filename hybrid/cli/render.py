@@ -46,6 +46,38 @@ def params_text(params: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())
 
 
+SHOWN_VALUES = 8  # a longer vector is shown by its first values and its length (JSON has it whole)
+SHOWN_CHARACTERS = 300  # an event's text is cut there, its length said (a table cell: CELL_CHARACTERS)
+CELL_CHARACTERS = 80
+
+
+def vector_text(v: Any) -> str:
+    """An input or output vector for people: ``[1, 1, ... (1000 values)]`` past :data:`SHOWN_VALUES`."""
+    v = list(v)
+    if len(v) <= SHOWN_VALUES:
+        return str(v)
+    return "[" + ", ".join(map(str, v[:SHOWN_VALUES])) + f", ... ({len(v):,} values)]"
+
+
+def pair_text(x: Any, xp: Any) -> str:
+    """``x = ..., x' = ...``; for long vectors, also where they differ (the rest is in the JSON)."""
+    x, xp = list(x), list(xp)
+    text = f"x = {vector_text(x)}, x' = {vector_text(xp)}"
+    if max(len(x), len(xp)) <= SHOWN_VALUES or len(x) != len(xp):
+        return text
+    diff = [i for i, (a, b) in enumerate(zip(x, xp)) if a != b]
+    shown = ", ".join(f"[{i}] {x[i]} vs {xp[i]}" for i in diff[:SHOWN_VALUES])
+    more = f", ... ({len(diff):,} positions)" if len(diff) > SHOWN_VALUES else ""
+    return f"{text}; they differ at {shown}{more}" if diff else text
+
+
+def cut_text(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """``text`` cut at ``limit`` characters, its full length said."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters; --json has it whole)"
+
+
 def event_text(event: Any) -> str:
     """A witness event, given in its JSON form, as text: ``output in {1}``, ``output[0] < 0.5``,
     an attack summarised; a form that cannot be read back is shown as compact JSON."""
@@ -55,7 +87,7 @@ def event_text(event: Any) -> str:
     from samplers.errors import DPHybridError
 
     try:
-        return event_from_json(event).describe()
+        return cut_text(event_from_json(event).describe())
     except DPHybridError:
         pass
     try:  # an attack that cannot be rebuilt (a custom transform) is still summarised
@@ -67,4 +99,4 @@ def event_text(event: Any) -> str:
     except (TypeError, KeyError, ValueError):
         from hybrid.formats import json_safe
 
-        return json.dumps(json_safe(event), separators=(", ", ": "))
+        return cut_text(json.dumps(json_safe(event), separators=(", ", ": ")))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, parse_input, resolve, time_limited
 from hybrid.cli.progress import progress_reporter
+from hybrid.cli.render import vector_text
 from hybrid.formats import output_str, output_to_json, params_to_json
 from samplers.memory import check_fits
 from samplers.lang.exact import fraction_str
@@ -125,7 +126,7 @@ def _print(args: argparse.Namespace, result: dict[str, Any], rows: list | None =
         emit_json(result)
         return
     t = result["timings"]
-    print(f"{result['mechanism']} on x = {result['x']}: {result['n']} samples, seed {result['seed']} "
+    print(f"{result['mechanism']} on x = {vector_text(result['x'])}: {result['n']} samples, seed {result['seed']} "
           f"(compile {t['compile']:.2f} s, sample {t['sample']:.3f} s)")
     if "summary" in result:
         for s in result["summary"]:

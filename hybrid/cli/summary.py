@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from hybrid.cli.render import console, event_text, params_text, table
+from hybrid.cli.render import CELL_CHARACTERS, console, cut_text, event_text, pair_text, params_text, table, vector_text
 from hybrid.formats import enclosure_str, lower_str, output_str, ratio_lower_str, result_upper_str, upper_str
 
 TABLE_EXACT = 64  # a table shows an exact ratio up to this many characters, else its value rounded down
@@ -19,8 +19,10 @@ def _table_ratio(text: Any) -> str:
 def _event_cell(candidate: dict[str, Any]) -> str:
     """A candidate's event: the tester's or the tuned one (described), or the pair's best output."""
     if "event" in candidate:
-        return str(candidate["event"])
-    return f"output in {{{output_str(candidate['output'])}}}" if candidate.get("output") is not None else ""
+        return cut_text(str(candidate["event"]), CELL_CHARACTERS)
+    if candidate.get("output") is None:
+        return ""
+    return cut_text(f"output in {{{output_str(candidate['output'])}}}", CELL_CHARACTERS)
 
 
 def interval_line(r: dict[str, Any]) -> str:
@@ -73,7 +75,7 @@ def print_search(r: dict[str, Any]) -> None:
         verdict = "[red]refuted[/red]" if r["refuted"] else "not refuted"
         c.print(f"  claim eps = {r['claimed_eps']:g}: {verdict}")
     if w:
-        say(f"  witness: x = {w['x']}, x' = {w['x_prime']}")
+        say(f"  witness: {pair_text(w['x'], w['x_prime'])}")
         say(f"  event: {event_text(w['event'])}")
     if r.get("note"):
         say(f"  {r['note']}")
@@ -82,7 +84,7 @@ def print_search(r: dict[str, Any]) -> None:
         for g in r["growth"]:
             key = next(k for k in g if k not in ("ratio", "eps_lower", "x", "x_prime", "output"))
             t.add_row(*map(escape, (f"{key}={g[key]}", _table_ratio(g["ratio"]), lower_str(g["eps_lower"]),
-                                    str(g["x"]), str(g["x_prime"]), output_str(g["output"]))))
+                                    vector_text(g["x"]), vector_text(g["x_prime"]), cut_text(output_str(g["output"])))))
         c.print(t)
     cands = [k for k in r.get("candidates", []) if "ratio" in k]
     if cands:
@@ -91,7 +93,7 @@ def print_search(r: dict[str, Any]) -> None:
         t = table("x", "x'", "origin", "certified ratio", *(["event"] if events else []),
                   title=f"candidate pairs certified{where}")
         for k in cands[:8]:
-            cells = [str(k["x"]), str(k["x_prime"]), k.get("origin", k.get("proposed_by", "")),
+            cells = [vector_text(k["x"]), vector_text(k["x_prime"]), k.get("origin", k.get("proposed_by", "")),
                      _table_ratio(k["ratio"]) if k["ratio"] else "not weighed"]
             t.add_row(*map(escape, cells + ([_event_cell(k)] if events else [])))
         c.print(t)

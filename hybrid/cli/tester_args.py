@@ -7,6 +7,7 @@ from typing import Any
 
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, add_time_budget, parse_params, resolve
+from hybrid.cli.render import cut_text, pair_text
 from samplers.errors import ParameterError, UntraceableError
 
 # Default --samples per method: (compiled sampler, black box).  A black box may cost a
@@ -69,8 +70,8 @@ def print_witness(res: Any) -> None:
     """The witness lines, the limits that cut the run short and the reminder that the result is statistical."""
     c = res.candidate
     if c is not None:
-        print(f"  witness x = {list(c.x)}, x' = {list(c.x_prime)}")
-        print(f"  event: {c.event.describe()}")
+        print(f"  witness {pair_text(c.x, c.x_prime)}")
+        print(f"  event: {cut_text(c.event.describe())}")
     for limit in res.extra.get("limits_hit", []):
         print(f"  limit: {limit}")
     print("  (statistical result, not certified)")

@@ -13,7 +13,7 @@ from typing import Any
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, no_result, resolve, time_limited
 from hybrid.cli.progress import progress_reporter
-from hybrid.cli.render import params_text
+from hybrid.cli.render import cut_text, pair_text, params_text
 from hybrid.formats import (enclosure_str, eps_text, lower_str, output_str, params_to_json, ratio_lower_str,
                             upper_str, value_to_json, witness_to_json)
 from verifiers.bdd.bitblast import DEFAULT_NODE_BUDGET
@@ -122,7 +122,7 @@ def _print(d: dict[str, Any], v: Verification) -> None:
         print(f"  exact e^eps = {d['ratio']}, eps in {eps} "
               f"over {d['pairs']} neighbour pairs")
     if r.x is not None:
-        print(f"  witness x = {list(r.x)}, x' = {list(r.x_prime)}, output {output_str(r.output)}")
+        print(f"  witness {pair_text(r.x, r.x_prime)}, output {cut_text(output_str(r.output))}")
     if d["eps"] is not None:
         verdict = {True: "holds (proved)", False: "is violated (witness above)", None: "undecided"}[d["proved_dp"]]
         print(f"  {eps_text(v.eps)}-DP {verdict}")
