@@ -303,3 +303,28 @@ def test_non_finite_float64_values_are_refused_with_the_line(fn, value):
     with pytest.raises(UntraceableError, match=f"gives {value} in float64") as err:
         traced(fn, (0, 3))
     assert "test_float64_semantics.py" in err.value.site
+
+
+# -- sums: numpy's pairwise order, which rounding makes visible -------------------------------------
+@pytest.mark.parametrize("ones", [1, 7, 8, 15, 130])
+def test_a_float_sum_is_numpys_pairwise_sum(ones):
+    """1e16 + 1 + 1 + ... depends on the order: numpy sums pairwise from 8 values on (a sequential fold
+    gives 1e16 each time); the traced program must give numpy's value on every input."""
+    def big_sum(prng, queries, epsilon):
+        q = as_float64(queries)
+        return np.sum(np.concatenate(([1e16], q, [1.0] * ones)))
+
+    program = traced(big_sum, (0, 3))
+    enum = Enumerator(program)
+    for x in program.domain.points():
+        (value,) = enum.distribution(x)
+        assert value == big_sum(None, list(x), 0.1), (ones, x)
+
+
+def test_a_mean_of_a_power_of_two_count_is_traced_and_others_refused():
+    def mean(prng, queries, epsilon):
+        return np.mean(np.clip(queries, 0, 5)) + prng.laplace(scale=1 / epsilon)
+
+    assert traced(mean, (0, 10), size=4).continuous
+    with pytest.raises(UntraceableError, match="np.mean divides the float64 sum by n = 5"):
+        traced(mean, (0, 10), size=5)

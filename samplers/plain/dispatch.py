@@ -268,10 +268,67 @@ def _reduce(uf: Any, a: Any) -> Any:
     if uf is np.add:  # a sum of booleans counts them
         items = [elementwise(_number, (v,), what) for v in items]
     step = _plain_or(_tagged(uf, _BINARY[uf]), lambda x, y: scalar(uf(x, y)))
+    add = partial(_elementwise_step, step, what)
+    if uf is np.add and any(_is_float(v) for v in items):
+        return wrap(float_sum(items, add))
     acc = items[0]
     for v in items[1:]:
-        acc = elementwise(step, (acc, v), what)
+        acc = add(acc, v)
     return wrap(acc)
+
+
+def _elementwise_step(step: Callable[[Any, Any], Any], what: str, x: Any, y: Any) -> Any:
+    return elementwise(step, (x, y), what)
+
+
+def _is_float(v: Any) -> bool:
+    v = scalar(v)
+    return isinstance(v, float) or (isinstance(v, Sym) and v.node.kind == FLOAT)
+
+
+def float_sum(items: Sequence[Any], add: Callable[[Any, Any], Any]) -> Any:
+    """A float64 sum in numpy's order, which rounding makes matter: its pairwise summation (below
+    8 values one by one, up to 128 in 8 accumulators, above that by halves a multiple of 8 long),
+    added to the reduction's identity 0.0 (so a sum of -0.0 is 0.0, as numpy's is)."""
+    def pairwise(xs: Sequence[Any]) -> Any:
+        n = len(xs)
+        if n < 8:
+            acc = xs[0]
+            for v in xs[1:]:
+                acc = add(acc, v)
+            return acc
+        if n <= 128:
+            r = list(xs[:8])
+            i = 8
+            while i < n - n % 8:
+                r = [add(r[j], xs[i + j]) for j in range(8)]
+                i += 8
+            acc = add(add(add(r[0], r[1]), add(r[2], r[3])), add(add(r[4], r[5]), add(r[6], r[7])))
+            for v in xs[i:]:
+                acc = add(acc, v)
+            return acc
+        half = n // 2
+        half -= half % 8
+        return add(pairwise(xs[:half]), pairwise(xs[half:]))
+
+    return add(0.0, pairwise(items))
+
+
+def _mean(a: Any, axis: Any = None, **kw: Any) -> Any:
+    """numpy's mean: the float64 sum (:func:`float_sum`) divided by the count."""
+    _no_axis("mean", {"axis": axis})
+    items = [cast(v, np.float64, "np.mean") for v in _items(a, "np.mean")]
+    step = _plain_or(_BINARY[np.add], lambda x, y: scalar(np.add(x, y)))
+    total = float_sum(items, partial(_elementwise_step, step, "np.mean"))
+    n = len(items)
+    if not isinstance(total, Sym):
+        return scalar(np.float64(total) / n)
+    if n & (n - 1):
+        raise untraceable(f"np.mean divides the float64 sum by n = {n}, a division float64 rounds; the tracer "
+                          "follows only divisions by powers of two: use a power-of-two size, or write "
+                          f"np.sum(q) * (1 / {n}) (multiplying by the rounded constant: a slightly different "
+                          "function)", "np.mean")
+    return wrap(_divide(total, n))
 
 
 def _cumsum(a: Any) -> SymArray:
@@ -356,7 +413,7 @@ FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.argmax: _argmax, np.argmin: _argmin,
     np.max: _fold("max", np.maximum), np.amax: _fold("amax", np.maximum),
     np.min: _fold("min", np.minimum), np.amin: _fold("amin", np.minimum),
-    np.sum: _fold("sum", np.add), np.any: _fold("any", np.logical_or), np.all: _fold("all", np.logical_and),
+    np.sum: _fold("sum", np.add), np.mean: _mean, np.any: _fold("any", np.logical_or), np.all: _fold("all", np.logical_and),
     np.cumsum: lambda a, axis=None, **kw: (_no_axis("cumsum", {"axis": axis}), _cumsum(a))[1],
     np.clip: _clip, np.where: _where, np.count_nonzero: _count_nonzero,
     np.concatenate: _concatenate, np.hstack: lambda arrays, **kw: _concatenate(arrays),
