@@ -90,7 +90,7 @@ def test_builtin_max_is_refused_with_a_hint():
     (lambda x: x[0] + two_sided_geometric("1/2"), LanguageError, "clamp"),
     (lambda x: x[0] * two_sided_geometric("1/2"), LanguageError, "unbounded"),
     (lambda x: x[0] + discrete_laplace(2, 3), ParameterError, "0 < a < 1"),
-    (lambda x: x[0] / 2, LanguageError, "//"),
+    (lambda x: x[0] / 3, LanguageError, "power of two"),
     (lambda x: x[0] & x[1], LanguageError, "boolean"),
     (lambda x: ite(x[0], 1, 0), LanguageError, "boolean"),
     (lambda x: ite(x[0] > 0, BOTTOM, 1) + 1, LanguageError, "bottom"),
@@ -207,3 +207,21 @@ def test_rappor_bloom_bits_match_dpsniper():
     assert bloom_bits(0, 4, 20) == {0, 11, 18}
     assert bloom_bits(1, 4, 20) == {3, 10, 13}
     assert bloom_bits(-1, 4, 20) == {11, 15, 17, 18}
+
+
+def test_division_by_a_power_of_two_is_exact_and_other_divisors_are_refused():
+    from samplers.lang import laplace
+
+    @mechanism(domain=ints(lo=0, hi=3, size=2), neighbours=one_differ)
+    def average(x):
+        return (x[0] + x[1]) / 2 + laplace(1)
+
+    ops = [n.op for n in average.trace().nodes]
+    assert "mul" in ops and "ite" not in ops  # (x0 + x1) * 0.5: exact, kept symbolic
+
+    @mechanism(domain=ints(lo=0, hi=3, size=3), neighbours=one_differ)
+    def thirds(x):
+        return (x[0] + x[1] + x[2]) / 3 + laplace(1)
+
+    with pytest.raises(LanguageError, match="only division by a power of two"):
+        thirds.trace()

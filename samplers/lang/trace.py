@@ -8,6 +8,7 @@ once under :func:`tracing` records every operation into a :class:`Builder`; Pyth
 
 from __future__ import annotations
 
+import math
 import threading
 from contextlib import AbstractContextManager
 from fractions import Fraction
@@ -111,9 +112,18 @@ class Sym:
         return Sym(_builder().emit("mod", (self.id,), _int_constant(d, "%")))
 
     def __truediv__(self, o: Any) -> "Sym":
-        raise LanguageError("'/' is not defined on program values; use // by a constant")
+        """Division by a power of two (multiplication by its exact inverse); any other divisor rounds."""
+        d = o.item() if hasattr(o, "item") and callable(o.item) else o
+        if isinstance(d, Fraction) and d.denominator == 1:
+            d = int(d)
+        if isinstance(d, (int, float)) and not isinstance(d, bool) and d != 0 and math.isfinite(d) and \
+                abs(math.frexp(d)[0]) == 0.5:
+            return _op("mul", self, 1 / float(d))
+        raise LanguageError(f"'/' by {d!r}: only division by a power of two is exact in float64 (an average of "
+                            "n values: multiply by 1 / n yourself, knowing it rounds; integer division: //)")
 
-    __rtruediv__ = __truediv__
+    def __rtruediv__(self, o: Any) -> "Sym":
+        raise LanguageError("'/' by a program value is not defined (only division by a constant power of two)")
 
     # comparisons (results are 0/1 values)
     def __lt__(self, o: Any) -> "Sym":
