@@ -90,7 +90,12 @@ def many_paths(prng, queries, epsilon):
     return out
 
 
+def unpaired_geometric(prng, queries, epsilon):
+    return queries[0] + prng.geometric(0.5) - prng.geometric(0.5)  # MARK: (q + g) - g, left to right
+
+
 CASES = [
+    (unpaired_geometric, UntraceableError, "q + (prng.geometric(p) - prng.geometric(p))"),
     (to_float, UntraceableError, "float"),
     (loop_bound, UntraceableError, "int"),
     (range_bound, UntraceableError, "range"),

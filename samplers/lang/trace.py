@@ -194,6 +194,8 @@ def lift(v: Any, float_context: bool = False) -> int:
         return b.const(v)
     if hasattr(v, "item") and callable(v.item):  # numpy scalar
         return lift(v.item(), float_context)
+    if hasattr(v, "program_value"):  # a front end's value that knows how it becomes one (or why not)
+        return lift(v.program_value(), float_context)
     raise LanguageError(f"cannot use {v!r} (a {type(v).__name__}) as a program value")
 
 

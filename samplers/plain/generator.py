@@ -228,7 +228,7 @@ class _Pending(NDArrayOperatorsMixin):
 
     def _refuse(self, what: str) -> Any:
         hint = ("compare it once with a constant, as in prng.random() < p" if self.kind == "random" else
-                "subtract two draws with the same p, as in prng.geometric(p) - prng.geometric(p)")
+                "subtract two draws with the same p first, as in q + (prng.geometric(p) - prng.geometric(p))")
         raise untraceable(f"prng.{self.kind}() used in {what}: its law has no exact finite form there; {hint}",
                           f"prng.{self.kind}")
 
@@ -264,6 +264,10 @@ class _Pending(NDArrayOperatorsMixin):
 
     def __bool__(self) -> bool:
         return self._refuse("a condition")
+
+    def program_value(self) -> Any:
+        """Met by another program value (``q + prng.geometric(p)``): refused with the way to write it."""
+        return self._refuse("arithmetic")
 
     def __float__(self) -> float:
         return self._refuse("float()")
