@@ -11,12 +11,16 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import re
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from hybrid.cli import isolation
 from samplers.deadline import process_elapsed
 from samplers.errors import DPHybridError
+
+INLINE = "DPHYBRID_INLINE"  # "1": run the user's code in this process, not in a child (hybrid.cli.isolation)
 
 # each command and the module that registers and runs it
 COMMANDS = {"list": "listing", "sample": "sample", "dist": "dist", "test": "testing", "estimate": "estimate",
@@ -62,7 +66,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else 2
     args.startup = process_elapsed() if argv is None else 0.0  # a command's time budget counts its start-up
     try:
-        return int(args.run(args) or 0)
+        if os.environ.get(INLINE) != "1" and isolation.names_user_code(args.command, words[1:]):
+            budget = getattr(args, "time_budget", None)
+            return _guarded(lambda: isolation.run_isolated(lambda: _guarded(lambda: args.run(args)), budget))
+        return _guarded(lambda: args.run(args))
+    finally:
+        if argv is None:  # the process ends now: its objects (numba's are many) need no collection at exit
+            gc.freeze()  # the shutdown's full collections took 0.2-0.3 s after a sampler ran
+
+
+def _guarded(run: Callable[[], int | None]) -> int:
+    """``run()``'s exit status, or one line on stderr for what stopped it (bad input: 2)."""
+    try:
+        return int(run() or 0)
     except DPHybridError as e:
         sys.stderr.write(f"dphybrid: error: {e}\n")
         return 2
@@ -70,12 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:
+        if isolation.in_child():  # Ctrl-C is the parent's: this one the mechanism's code raised
+            sys.stderr.write("dphybrid: error: the mechanism's code raised KeyboardInterrupt\n")
+            return 2
         sys.stderr.write("dphybrid: interrupted\n")
         return 130
-    finally:
-        if argv is None:  # the process ends now: its objects (numba's are many) need no collection at exit
-            gc.freeze()  # the shutdown's full collections took 0.2-0.3 s after a sampler ran
-
 
 if __name__ == "__main__":
     sys.exit(main())
