@@ -153,6 +153,7 @@ def _try(program: Program, models: dict[int, NoiseModel], sx: _Side, sxp: _Side,
         "x": list(sx.x), "x_prime": list(sxp.x), "output": o, "output_hex": o.hex(),
         "draws_x": [_draw_json(models[n], d, n) for n, d in sorted(joint.items())] if not single or not listed
         else [_draw_json(model, d, c.noise) for d in listed],
+        "draws_x_joint": not single,  # one draw per noise node (call order), else alternative draws of one
         "draws_x_sure": n_x, "draws_x_prime_possible": n_xp, "robust": bool(n_x),
         "assumptions": _assumptions(models),
     }
