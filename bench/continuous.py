@@ -9,7 +9,9 @@
 2. ``verify`` over the inputs ``{0,1,2}^3`` (three queries) for the finite-output mechanisms:
    the global level's enclosure and its time;
 3. the Gaussian mechanism's certified delta(eps) against Balle and Wang's analytic formula
-   (50-digit mpmath) at three (sigma, eps) points.
+   (50-digit mpmath) at three (sigma, eps) points;
+4. the float-level audit (``search --float``'s stage, :mod:`verifiers.float64`) on plain numpy
+   functions: the certified float64 bound, whether its witness is robust, and its time.
 
 Run: ``python -m bench.continuous [--quick] [--budget SECONDS]``.
 """
@@ -24,14 +26,17 @@ from importlib import resources
 from typing import Any
 
 import mpmath
+import numpy as np
 
 from bench.common import machine, markdown_table
 from hybrid.formats import lower_str
 from hybrid.searcher.search import search
 from samplers import catalogue
 from samplers.compile import compile_sampler
+from samplers.plain import statdp
 from verifiers.continuous.approx_dp import threshold_delta
 from verifiers.continuous.backend import ContinuousBackend
+from verifiers.float64.witness import audit
 from verifiers.verify import restricted, verify
 
 # True levels at the suite's parameters where the literature gives them (an upper bound on
@@ -108,6 +113,37 @@ def gaussian() -> list[list[Any]]:
     return rows
 
 
+def _textbook(prng: Any, queries: Any, epsilon: float) -> Any:
+    return queries[0] + prng.laplace(scale=1 / epsilon)
+
+
+def _loc(prng: Any, queries: Any, epsilon: float) -> Any:
+    return prng.laplace(queries[0], 1 / epsilon)
+
+
+def _gauss(prng: Any, queries: Any, epsilon: float) -> Any:
+    return queries[0] + prng.normal(0.0, 1 / epsilon)
+
+
+def _rnm_value(prng: Any, queries: Any, epsilon: float) -> Any:
+    noisy = [q + prng.exponential(scale=2 / epsilon) for q in queries]
+    return noisy[int(np.argmax(noisy))]
+
+
+def float_level() -> list[list[Any]]:
+    """The audit on x = (1, 0, ...), x' = (0, 0, ...) at eps = 0.1 (times exclude tracing)."""
+    rows = []
+    for name, fn, size in (("x + laplace(1/eps)", _textbook, 1), ("laplace(x, 1/eps)", _loc, 1),
+                           ("x + normal(0, 1/eps)", _gauss, 1), ("noisy max value, exponential(2/eps)", _rnm_value, 3)):
+        prog = statdp(fn, size=size, domain=(0, 1), neighbours="one_differ").trace(epsilon=0.1)
+        x, xp = (1,) + (0,) * (size - 1), (0,) * size
+        t = time.perf_counter()
+        a = audit(prog, [(x, xp), (xp, x)])
+        rows.append([name, lower_str(a.eps_lower) if a.eps_lower is not None else "none", a.certified,
+                     a.witness["robust"] if a.witness else "", f"{time.perf_counter() - t:.2f}"])
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="four suite entries and two global sweeps")
@@ -128,6 +164,8 @@ def main() -> None:
           "Balle and Wang's analytic formula (50-digit mpmath)\n")
     print(markdown_table(["sigma", "eps", "certified delta >=", "analytic delta", "difference", "within 1e-6",
                           "seconds"], gaussian()))
+    print("\nFloat-level audit (numpy's float64 samplers, eps = 0.1, x = (1, 0, ...), x' = (0, 0, ...))\n")
+    print(markdown_table(["program", "float64 eps >=", "certified", "robust witness", "seconds"], float_level()))
 
 
 if __name__ == "__main__":

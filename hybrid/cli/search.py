@@ -33,6 +33,9 @@ def register(subs: argparse._SubParsersAction) -> None:
                       help="always finish with global verification over every neighbour pair")
     glob.add_argument("--no-global", dest="global_check", action="store_false",
                       help="never run the global verification")
+    p.add_argument("--float", dest="float_semantics", action="store_true",
+                   help="also audit numpy's float64 samplers: a certified float-level lower bound with its witness "
+                        "(docs: Floating point)")
     p.add_argument("--plot", metavar="FILE",
                    help="write a plot of p-value and bounds against eps (.png, .pdf or .svg; default .png)")
     p.set_defaults(run=time_limited(run))
@@ -55,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     budget = Budget(time=args.time_budget, samples=args.samples)
     with progress_reporter(quiet=args.json) as say:
         result = search(mech, params, precision=args.precision, claimed_eps=claimed, seed=args.seed,
-                        budget=budget, backend=args.backend, global_check=args.global_check, progress=say)
+                        budget=budget, backend=args.backend, global_check=args.global_check, progress=say,
+                        float_semantics=args.float_semantics)
     data = result.to_json()
     if args.json:
         emit_json(data)

@@ -25,14 +25,30 @@ def _event_cell(candidate: dict[str, Any]) -> str:
     return cut_text(f"output in {{{output_str(candidate['output'])}}}", CELL_CHARACTERS)
 
 
-def interval_line(r: dict[str, Any]) -> str:
+def interval_line(r: dict[str, Any], label: str = "") -> str:
     """``eps in [lower, upper]`` with the gap in percent of the upper end, and where the upper end is from."""
     lower, upper = r["eps_lower"], r["eps_upper"]
     up = result_upper_str(r)
     gap = "" if upper in (0, "inf") or lower == "inf" else f"gap {100 * (upper - lower) / upper:.2f}%; "
     source = r.get("upper_source") or "global verification"
     claim = "" if r.get("proved_dp") is None else f"; proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"
-    return f"  eps in [{lower_str(lower)}, {up}] ({gap}lower certified, upper by {source}{claim})"
+    return f"  {label}eps in [{lower_str(lower)}, {up}] ({gap}lower certified, upper by {source}{claim})"
+
+
+def float_lines(r: dict[str, Any]) -> list[str]:
+    """The float-level verdict (``search --float``): ``float64: eps >= ...`` and its witness, or why none."""
+    if r.get("float_eps_lower") is None:
+        return [f"  float64 (numpy's samplers): no certified bound: {r.get('float_note')}"]
+    w = r["float_witness"]
+    how = "robust: any log within 1 ulp" if w["robust"] else "x's draws checked with this machine's log"
+    lines = [f"  float64 (numpy's samplers): eps >= {lower_str(r['float_eps_lower'])} certified ({how})",
+             f"    witness: x = {w['x']}, x' = {w['x_prime']}, output {w['output_hex']} ({w['output']!r})"]
+    draws = ", ".join(f"k = {d['k']} ({d['layer']})" for d in w["draws_x"][:3])
+    more = f" of {w['draws_x_sure']} sure" if w["draws_x_sure"] > 1 else ""
+    reach = ("no draw reaches it from x' (proof_x_prime)" if w["draws_x_prime_possible"] == 0
+             else f"at most {w['draws_x_prime_possible']} draws from x'")
+    lines.append(f"    from x by draws {draws}{more}; {reach}")
+    return lines
 
 
 def print_search(r: dict[str, Any]) -> None:
@@ -68,7 +84,10 @@ def print_search(r: dict[str, Any]) -> None:
         level = f"confidence {conf:g}, " if conf is not None else ""
         say(f"  testing alone: eps >= {lower_str(r['stat_interval'][0])} ({level}one-sided; not certified)")
     if r.get("eps_upper") is not None:
-        say(interval_line(r))
+        say(interval_line(r, "real numbers: " if "float_certified" in r else ""))
+    if "float_certified" in r:
+        for line in float_lines(r):
+            say(line)
     for n in r.get("no_proof") or [] if not r.get("proof") else []:
         say(f"  no proof by the {n['rule'] or 'prover'} rule: {n['reason']}" + (f" [{n['where']}]" if n["where"] else ""))
     if r.get("claimed_eps") is not None and r.get("refuted") is not None:

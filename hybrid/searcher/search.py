@@ -72,6 +72,7 @@ def search(
     global_check: bool | None = None,
     progress: Progress | None = None,
     proved_upper: float | None = None,
+    float_semantics: bool = False,
 ) -> SearchResult:
     """Find a certified lower bound on epsilon (see the module docstring).
 
@@ -80,7 +81,9 @@ def search(
     that says so in ``limits_hit`` (the best certified pair so far, or the testers'
     statistical bound when no exact answer came in time).  ``proved_upper``, an upper bound on
     the level that a prover established, ends a local search whose certified level meets it
-    (:mod:`hybrid.searcher.stopping`).
+    (:mod:`hybrid.searcher.stopping`).  ``float_semantics`` adds the float-level audit
+    (:mod:`hybrid.searcher.float_stage`): a certified lower bound for what numpy's float64 samplers
+    compute, beside the real-number verdict.
     """
     if not precision > 0:
         raise ParameterError(f"precision must be positive, got {precision}")
@@ -106,8 +109,14 @@ def search(
         if program.continuous or backend == "continuous":
             from hybrid.searcher.continuous_search import continuous_search
 
-            return continuous_search(s, program)
-        return _discrete(s, program, mech if isinstance(mech, Mechanism) else None)
+            result = continuous_search(s, program)
+        else:
+            result = _discrete(s, program, mech if isinstance(mech, Mechanism) else None)
+        if float_semantics:
+            from hybrid.searcher.float_stage import float_stage
+
+            float_stage(s, program, result)
+        return result
 
 
 def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResult:

@@ -84,6 +84,7 @@ class SearchResult:
     upper_source: str | None = None  # what gave eps_upper: "global verification" or "proof (<rule> rule)"
     no_proof: list[dict[str, Any]] = field(default_factory=list)  # why each proof rule found none
     stopped_by: list[str] = field(default_factory=list)  # the rule that ended each local search (stopping.STOPPED_BY)
+    float_audit: Any = None  # verifiers.float64.verdict.FloatAudit, when the search ran with float_semantics
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -108,6 +109,8 @@ class SearchResult:
         out["upper_source"] = self.upper_source
         out["proof"] = self.proof
         out["no_proof"] = self.no_proof
+        if self.float_audit is not None:
+            out.update(self.float_audit.to_json())
         return out
 
 
