@@ -154,6 +154,39 @@ def inputs_to_json(program: Any) -> dict[str, Any]:
     return {"inputs": dict(inputs)} if inputs else {}
 
 
+INPUT_KEYS = ("size", "domain", "neighbours")
+
+
+def mechanism_from_json(name: Any, inputs: Any = None, *, error: type[DPHybridError]) -> Any:
+    """The mechanism a file names (inverse of :func:`inputs_to_json`): a catalogue name, or a plain
+    function's ``file.py:alg`` / ``module:alg`` rebuilt with the ``inputs`` it was traced with.
+
+    A bad name or input setting is ``error``; a function that cannot be loaded (its file gone, no
+    such function in it) is :class:`~samplers.errors.UnknownMechanism`."""
+    from samplers.plain import is_function_spec
+    from samplers.plain import resolve as resolve_mechanism
+
+    if not isinstance(name, str):
+        raise error(f"the mechanism must be a name, got {short_text(repr(name))}")
+    if inputs is None:
+        return resolve_mechanism(name)  # a catalogue name, or a plain function's module:alg / file.py:alg
+    if not is_function_spec(name):
+        raise error(f"inputs apply to a file.py:alg or module:alg function; {name} declares its own")
+    if not isinstance(inputs, dict) or set(inputs) - set(INPUT_KEYS):
+        raise error(f"inputs must be an object with keys among {', '.join(INPUT_KEYS)}, "
+                    f"got {short_text(repr(inputs))}")
+    settings = dict(inputs)
+    if "domain" in settings:
+        dom = settings["domain"]
+        if not (isinstance(dom, list) and len(dom) == 2):
+            raise error(f"inputs: domain must be [lo, hi], got {short_text(repr(dom))}")
+        settings["domain"] = tuple(dom)
+    try:
+        return resolve_mechanism(name, **settings)
+    except ParameterError as e:
+        raise error(f"inputs: {e}") from None
+
+
 def json_safe(v: Any) -> Any:
     """``v`` with every float infinity as ``"inf"`` / ``"-inf"`` and NaN as ``None`` (valid JSON)."""
     if isinstance(v, float):

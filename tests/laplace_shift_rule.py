@@ -16,6 +16,8 @@ from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
 from verifiers.prover.proof import NoProof, Proof
 
 RULE = "laplace_shift"
+RATIO = False
+EVIDENCE = {"level": str}  # the evidence's shape (verifiers.prover.proof_json)
 
 
 def _level(program: Program) -> Fraction | None:

@@ -10,6 +10,7 @@ from fractions import Fraction
 import pytest
 
 from hybrid.cli import main
+from hybrid.cli.certify import REJECTED
 from hybrid.searcher.budget import Budget
 from hybrid.searcher.proof_stage import ContradictoryBounds, attach
 from hybrid.searcher.state import Search, SearchResult
@@ -65,9 +66,9 @@ def test_a_tampered_proof_is_rejected(capsys, tmp_path):
     path.write_text(json.dumps(doc))
     code, out, _ = run(capsys, "certify", str(path), "--json")
     d = json.loads(out)
-    assert code == 0 and not d["confirmed"] and "re-sweep gives 3" in d["problem"]
+    assert code == REJECTED and not d["confirmed"] and "re-sweep gives 3" in d["problem"]
     code, out, _ = run(capsys, "certify", str(path))
-    assert "REJECTED" in out
+    assert code == REJECTED and "REJECTED" in out  # a proof that does not check is no success (it exited 0)
 
 
 def test_an_approximate_proof_says_delta(capsys, tmp_path):
@@ -95,24 +96,30 @@ def test_an_edited_gaussian_delta_is_rejected(capsys, tmp_path):
     path.write_text(json.dumps(doc))
     code, out, _ = run(capsys, "certify", str(path), "--json")
     d = json.loads(out)
-    assert code == 0 and not d["confirmed"] and "below Balle and Wang" in d["problem"]
+    assert code == REJECTED and not d["confirmed"] and "below Balle and Wang" in d["problem"]
 
 
-@pytest.mark.parametrize("text, says", [
-    ('{"kind": "dphybrid-proof", "rule": "composition"}', "not a well-formed proof"),
-    ('{"kind": "dphybrid-proof", "rule": "telepathy", "mechanism": "rr", "params": {}, "eps": 1, '
-     '"evidence": {}}', "unknown proof rule"),
-    ('{"kind": "dphybrid-proof", "rule": "composition", "mechanism": "no_such", "params": {}, "eps": 1, '
-     '"evidence": {}}', "unknown mechanism"),
-    ('{"kind": "dphybrid-proof", "rule": "composition", "mechanism": "rr", "params": {"n": "x"}, "eps": 1, '
-     '"evidence": {}}', "integer"),
-    ('{"kind": "dphybrid-proof", "rule": "composition", "mechanism": "rr", "params": {}, "eps": [1], '
-     '"evidence": {}}', "not a well-formed proof"),
+def _alignment_file(mechanism: str, params: dict, shifts: dict) -> dict:
+    """A hand-made alignment proof of 1-DP, complete as a proof file must be."""
+    return {"kind": "dphybrid-proof", "rule": "alignment", "mechanism": mechanism, "params": params, "eps": "1",
+            "eps_upper": 1.0, "delta": "0", "checked": True, "solver": "by hand", "evidence": {
+                "covers": "by hand", "neighbours": "one_differ", "draws": {}, "eps": "1",
+                "paths": [{"decisions": {}, "shifts": shifts, "alignment": [], "cost": "1"}],
+                "z3": {"conditions": 0, "distinct_queries": 0, "answers": []}}}
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"rule": "composition", "evidence": {}}, "not a well-formed proof"),
+    ({"rule": "telepathy"}, "unknown proof rule"),
+    ({"mechanism": "no_such", "params": {}}, "unknown mechanism"),
+    ({"mechanism": "rr", "params": {"n": "x"}}, "integer"),
+    ({"eps": [1]}, "not a well-formed proof"),
     ("{not json", "not valid JSON"),
     ('{"hello": 1}', ""),
 ])
-def test_bad_proof_files_are_one_line_errors(capsys, tmp_path, text, says):
+def test_bad_proof_files_are_one_line_errors(capsys, tmp_path, change, says):
     path = tmp_path / "bad.json"
+    text = change if isinstance(change, str) else json.dumps(_alignment_file("laplace", {}, {}) | change)
     path.write_text(text)
     code, out, err = run(capsys, "certify", str(path))
     assert code == 2 and not out and len(err.strip().splitlines()) == 1 and says in err
@@ -218,9 +225,7 @@ def test_an_alignment_file_for_other_noise_is_rejected(capsys, tmp_path, mechani
     a Gaussian shift like a Laplace one.  Discrete noise made the checker crash."""
     assert math.erfc(11 / math.sqrt(2)) > math.exp(9) * math.erfc(12 / math.sqrt(2))
     path = tmp_path / "fake.json"
-    path.write_text(json.dumps({"kind": "dphybrid-proof", "rule": "alignment", "mechanism": mechanism,
-                                "params": params, "eps": "1", "evidence": {
-                                    "eps": "1", "paths": [{"decisions": {}, "shifts": shifts, "cost": "1"}]}}))
+    path.write_text(json.dumps(_alignment_file(mechanism, params, shifts)))
     code, out, _ = run(capsys, "certify", str(path), "--json")
     d = json.loads(out)
-    assert code == 0 and not d["confirmed"] and "no pure-DP cost" in d["problem"]
+    assert code == REJECTED and not d["confirmed"] and "no pure-DP cost" in d["problem"]

@@ -227,7 +227,7 @@ def test_the_checker_rechecks_part_proofs(laplace_rule):
     p = composition.attempt(program)
     assert composition.check(program, p) is None
     cls = dict(p.evidence["classes"][0])
-    cls["proof"] = dict(cls["proof"], eps="1/20", evidence={"level": "1/20"})
+    cls["proof"] = dict(cls["proof"], eps="1/20", eps_upper=0.05, evidence={"level": "1/20"})
     cls["eps"] = "1/20"
     bad = dataclasses.replace(p, evidence=p.evidence | {"classes": [cls], "sub_eps": "1/20"}, eps=0.05)
     assert "laplace_shift checker rejects" in composition.check(program, bad)

@@ -12,6 +12,8 @@ from hybrid.cli.render import event_text, pair_text, params_text
 from hybrid.formats import (delta_text, enclosure_str, eps_text, exact_str, lower_str, proved_upper_str,
                             ratio_lower_str, upper_str)
 
+REJECTED = 1  # exit status of a well-formed proof file whose claim does not check (bad input is 2)
+
 
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("certify", help="certify witness files (ours, StatDP's, exported attacks) exactly, "
@@ -72,14 +74,15 @@ def _print(found: list[Any], certs: list[dict[str, Any]], vacuous: list[bool]) -
 
 
 def _proof(check: dict, as_json: bool) -> int:
-    """A proof file's re-check: confirmed or rejected (and why)."""
+    """A proof file's re-check: confirmed (exit 0) or rejected and why (exit :data:`REJECTED`)."""
+    status = 0 if check["confirmed"] else REJECTED
     if as_json:
         emit_json(check)
-        return 0
+        return status
     head = f"{check['mechanism']} {params_text(check['params'])}: proof by the {check['rule']} rule"
     if check["confirmed"]:
         print(f"{head} confirmed: eps <= {proved_upper_str(check['eps_upper'], check['eps'])}{delta_text(check['delta'])} "
-              f"for every input ({check['file']})")
+              f"for every input of {check['domain']} ({check['file']})")
     else:
         print(f"{head} REJECTED: {check['problem']} ({check['file']})")
-    return 0
+    return status

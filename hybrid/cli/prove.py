@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         "no_proof": [] if proved else [n.to_json() for n in found],
     }
     if proved and out is not None:
-        write(out, found)
+        write(out, found, program)
         data["written"] = str(out)
     if args.json:
         emit_json(data)

@@ -43,9 +43,8 @@ from hybrid.testers.attack import Attack
 from hybrid.testers.event_json import event_from_json
 from hybrid.testers.events import Event, Product, SetEvent, Threshold
 from hybrid.testers.features import IDENTITY, Feature
-from hybrid.formats import eps_value, output_from_json, output_to_json, params_to_json, value_to_json
-from samplers.plain import is_function_spec
-from samplers.plain import resolve as resolve_mechanism
+from hybrid.formats import (eps_value, mechanism_from_json, output_from_json, output_to_json, params_to_json,
+                            value_to_json)
 from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.exact import fraction_str
 from samplers.lang.ir import to_code
@@ -162,32 +161,6 @@ class EnclosedCertificate:
         }
 
 
-INPUT_KEYS = ("size", "domain", "neighbours")
-
-
-def _mechanism(name: Any, inputs: Any = None) -> Mechanism:
-    """The named mechanism; a plain function rebuilt with the witness's ``inputs`` (size, domain, neighbours)."""
-    if not isinstance(name, str):
-        raise WitnessFileError(f"the mechanism must be a name, got {short_repr(name)}")
-    if inputs is None:
-        return resolve_mechanism(name)  # a catalogue name, or a plain function's module:alg / file.py:alg
-    if not is_function_spec(name):
-        raise WitnessFileError(f"inputs apply to a file.py:alg or module:alg function; {name} declares its own")
-    if not isinstance(inputs, dict) or set(inputs) - set(INPUT_KEYS):
-        raise WitnessFileError(f"witness inputs must be an object with keys among {', '.join(INPUT_KEYS)}, "
-                               f"got {short_repr(inputs)}")
-    settings = dict(inputs)
-    if "domain" in settings:
-        dom = settings["domain"]
-        if not (isinstance(dom, list) and len(dom) == 2):
-            raise WitnessFileError(f"witness inputs: domain must be [lo, hi], got {short_repr(dom)}")
-        settings["domain"] = tuple(dom)
-    try:
-        return resolve_mechanism(name, **settings)
-    except ParameterError as e:
-        raise WitnessFileError(f"witness inputs: {e}") from None
-
-
 def _coordinate(a: Any) -> int:
     """An integer input coordinate (an integral float such as ``1.0`` is that integer)."""
     if isinstance(a, int) and not isinstance(a, bool):
@@ -240,7 +213,7 @@ def _own_witness(d: Mapping[str, Any], claimed: float | None) -> Witness:
     for key in ("mechanism", "x", "x_prime", "event"):
         if key not in d:
             raise WitnessFileError(f"witness lacks {key!r}")
-    mech = _mechanism(d["mechanism"], d.get("inputs"))
+    mech = mechanism_from_json(d["mechanism"], d.get("inputs"), error=WitnessFileError)
     params = d.get("params", {})
     if not isinstance(params, dict):
         raise WitnessFileError("witness params must be an object")
@@ -303,7 +276,7 @@ def parse_witnesses(data: Any, *, mechanism: str | None = None, claimed_eps: flo
     name their own, it must be theirs (a mismatch is an error, never silently ignored).
     """
     if mechanism is not None and not (isinstance(data, list) and data and all(isinstance(r, list) for r in data)):
-        wanted = _mechanism(mechanism)
+        wanted = mechanism_from_json(mechanism, error=WitnessFileError)
         found = parse_witnesses(data, claimed_eps=claimed_eps)
         other = next((w.mechanism.name for w in found if w.mechanism is not wanted), None)
         if other is not None:
@@ -318,7 +291,7 @@ def parse_witnesses(data: Any, *, mechanism: str | None = None, claimed_eps: flo
     if isinstance(data, list) and data and all(isinstance(r, list) for r in data):
         if mechanism is None:
             raise WitnessFileError("a StatDP result list does not name its mechanism: pass --mechanism")
-        mech = _mechanism(mechanism)
+        mech = mechanism_from_json(mechanism, error=WitnessFileError)
         return [_statdp_witness(r, mech, claimed_eps) for r in data]
     if isinstance(data, list) and data and all(isinstance(r, dict) for r in data):
         return [w for r in data for w in parse_witnesses(r, claimed_eps=claimed_eps)]

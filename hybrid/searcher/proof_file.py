@@ -1,11 +1,15 @@
 """Proof files: a saved proof (``dphybrid prove --out``) and its re-check (``dphybrid certify``).
 
 A proof file is the proof's JSON (:meth:`verifiers.prover.proof.Proof.to_json`) under
-``"kind": "dphybrid-proof"``.  Re-checking trusts nothing in it: the mechanism is traced
-again from the catalogue with the file's parameters, and the rule's independent checker
-re-derives the evidence against that program, completely (the rule's ``confirm``: the
-alignment checker alone re-asks z3 on a sample of the paths).  A file that claims to be a proof but is
-malformed, or names an unknown rule or mechanism, is a :class:`ProofFileError`.
+``"kind": "dphybrid-proof"``, with the ``inputs`` (size, domain, neighbours) a plain
+function was traced with.  Re-checking trusts nothing in it: the file is read against its
+contract (:func:`verifiers.prover.proof_json.read_proof`: known keys only, exact finite
+numbers, eps >= 0, delta in [0, 1], the evidence's shape), the mechanism is traced again
+(from the catalogue, or the function's file with the file's inputs) with the file's
+parameters, and the rule's independent checker re-derives the evidence against that
+program, completely (the rule's ``confirm``: the alignment checker alone re-asks z3 on a
+sample of the paths).  A file that claims to be a proof but breaks its contract, or names
+an unknown rule or mechanism, is a :class:`ProofFileError`.
 
 :func:`out_path` checks where a proof will be written before the work starts: a file
 already there is overwritten only if it is a proof file itself.
@@ -19,15 +23,19 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hybrid.formats import json_safe, params_to_json
+from hybrid.formats import inputs_to_json, json_safe, mechanism_from_json, params_to_json
 from hybrid.out_files import writable
-from samplers import catalogue
 from samplers.errors import DPHybridError
+from samplers.json_shape import NAT, check
+from samplers.lang.ir import Program
+from samplers.plain import is_function_spec
 from samplers.readers import parse_json, read_text
 from verifiers.prover.proof import Proof, number_json
+from verifiers.prover.proof_json import MalformedProof, read_proof
 from verifiers.prover.prove import RULES
 
 KIND = "dphybrid-proof"
+INPUTS = {"size": NAT, "domain": [int], "neighbours": str}  # a plain function's, as inputs_to_json writes them
 
 
 class ProofFileError(DPHybridError):
@@ -39,9 +47,9 @@ def is_proof(data: Any) -> bool:
     return isinstance(data, dict) and data.get("kind") == KIND
 
 
-def document(proof: Proof) -> dict[str, Any]:
-    """The JSON object a proof file holds."""
-    return {"kind": KIND, **proof.to_json()}
+def document(proof: Proof, program: Program) -> dict[str, Any]:
+    """The JSON object a proof file holds (``program``: the one proved, for a plain function's inputs)."""
+    return {"kind": KIND, **proof.to_json(), **inputs_to_json(program)}
 
 
 def out_path(path: str) -> Path:
@@ -59,27 +67,33 @@ def _ours(p: Path) -> bool:
         return False
 
 
-def write(path: Path, proof: Proof) -> None:
-    """Write the proof file (the path checked by :func:`out_path`)."""
+def write(path: Path, proof: Proof, program: Program) -> None:
+    """Write the proof of ``program`` to its file (the path checked by :func:`out_path`)."""
     try:
-        path.write_text(json.dumps(json_safe(document(proof)), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(json_safe(document(proof, program)), indent=2, allow_nan=False) + "\n",
+                        encoding="utf-8")
     except OSError as e:
         raise ProofFileError(f"cannot write the proof {path}: {e.strerror or e}") from None
 
 
 def recheck(data: dict[str, Any], source: str) -> dict[str, Any]:
-    """Re-trace the mechanism and re-run the rule's checker on a parsed proof file."""
+    """Read a parsed proof file against its contract, re-trace the mechanism and re-run the rule's
+    checker (its ``confirm``); :class:`ProofFileError` when the file breaks the contract."""
+    body = {k: v for k, v in data.items() if k not in ("kind", "inputs")}
     try:
-        proof = Proof.from_json(data)
-    except (KeyError, TypeError, ValueError) as e:
-        raise ProofFileError(f"{source} is not a well-formed proof ({type(e).__name__}: {e})") from None
-    if proof.rule not in RULES:
-        raise ProofFileError(f"{source}: unknown proof rule {proof.rule!r} (known: {', '.join(RULES)})")
-    mech = catalogue.get(proof.mechanism)
+        proof = read_proof(body)
+        if "inputs" in data:
+            check(INPUTS, data["inputs"], "inputs", error=MalformedProof)
+        elif is_function_spec(proof.mechanism):  # what the function computes depends on them
+            raise MalformedProof(f"a proof of the function {proof.mechanism} must give its inputs "
+                                 "(size, domain, neighbours)")
+    except MalformedProof as e:
+        raise ProofFileError(f"{source} is not a well-formed proof: {e}") from None
+    mech = mechanism_from_json(proof.mechanism, data.get("inputs"), error=ProofFileError)
     params = mech.params(**proof.params)
     program = mech.trace(**params)
     problem = importlib.import_module(RULES[proof.rule]).confirm(program, proof)
     return {"kind": "proof-check", "file": source, "mechanism": mech.name, "params": params_to_json(params),
-            "rule": proof.rule, "eps": data.get("eps"), "eps_upper": proof.eps_upper,
-            "delta": number_json(proof.delta),
-            "ratio": data.get("ratio"), "confirmed": problem is None, "problem": problem}
+            "domain": program.domain.describe(), "rule": proof.rule, "eps": data["eps"],
+            "eps_upper": proof.eps_upper, "delta": number_json(proof.delta), "ratio": data.get("ratio"),
+            "confirmed": problem is None, "problem": problem}

@@ -72,10 +72,12 @@ def attach(s: Search, result: SearchResult) -> SearchResult:
             result.proved_dp = proof.eps_upper <= s.claimed
     if result.eps_upper is not None and result.certified and result.eps_lower > result.eps_upper:
         raise ContradictoryBounds(f"unsound: certified eps_lower {result.eps_lower} above eps_upper "
-                                  f"{result.eps_upper} ({result.upper_source})")
+                                  f"{result.eps_upper} ({result.upper_source}); neither is reported (a bug in "
+                                  "dphybrid: please report it with the command)")
     return result
 
 
-class ContradictoryBounds(RuntimeError):
+class ContradictoryBounds(DPHybridError):
     """A certified lower bound above a proved upper bound: one of them is wrong (a bug in dphybrid, not
-    bad input), so neither is reported.  Raised even under ``python -O``, unlike an assertion."""
+    bad input), so neither is reported.  Raised even under ``python -O``, unlike an assertion; a
+    :class:`DPHybridError` so that the CLI says it on one line (exit status 2), never as a traceback."""

@@ -26,6 +26,7 @@ from typing import Any
 import z3
 
 from samplers import deadline
+from samplers.json_shape import NAT, RATIONAL, Map
 from samplers.lang.exact import fraction_str
 from samplers.lang.ir import Program
 from verifiers.prover.alignment_check import check  # the rule's independent checker
@@ -37,6 +38,13 @@ from verifiers.prover.proof import NoProof, Proof
 from verifiers.prover.synthesis import Stuck, Synthesiser
 
 RULE = "alignment"
+RATIO = False  # the level is eps itself, exact
+SHIFT = {"const": RATIONAL, "d": Map(RATIONAL)}  # a shift's JSON (shift_json)
+EVIDENCE = {  # the evidence's shape, as a proof file must have it (verifiers.prover.proof_json)
+    "covers": str, "neighbours": str, "draws": Map({"law": str, "scale": RATIONAL}), "eps": RATIONAL,
+    "paths": [{"decisions": Map(NAT), "shifts": Map(SHIFT), "alignment": [str], "cost": RATIONAL}],
+    "z3": {"conditions": NAT, "distinct_queries": NAT, "answers": [str]},
+}
 
 
 def shift_json(a: Lin) -> dict[str, Any]:
@@ -109,19 +117,20 @@ def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
     return Proof(RULE, program.name, dict(program.params), level, evidence, solver=solver)
 
 
-def _listed_shifts(evidence: dict[str, Any]) -> dict[frozenset, dict[int, Lin]]:
-    """The evidence's shifts per path, keyed by the path's outcomes (the checker has vetted them:
-    draws of the program, differences of its inputs)."""
+def _listed_shifts(evidence: dict[str, Any]) -> dict[frozenset, tuple[dict[int, Lin], Fraction]]:
+    """The evidence's shifts and cost per path, keyed by the path's outcomes (the checker has vetted
+    the shifts: draws of the program, differences of its inputs)."""
     return {frozenset((int(k), int(v)) for k, v in p["decisions"].items()):
-            {int(e): Lin(Fraction(s["const"]), {("d", int(i)): Fraction(k) for i, k in s["d"].items()})
-             for e, s in p["shifts"].items()}
+            ({int(e): Lin(Fraction(s["const"]), {("d", int(i)): Fraction(k) for i, k in s["d"].items()})
+              for e, s in p["shifts"].items()}, Fraction(p["cost"]))
             for p in evidence["paths"]}
 
 
 def confirm(program: Program, proof: Proof) -> str | None:
     """None when a proof from outside holds: the independent checker (which re-asks z3 on a
     sample of the paths only, and on none past its size limit) and then, for *every* path
-    of the program, z3's unsat to each condition of the proof's own shifts at its eps."""
+    of the program, z3's unsat to each condition of the proof's own shifts at the path's own
+    cost, at most eps (the cost a path claims is a claim too)."""
     problem = check(program, proof)
     if problem is not None:
         return problem
@@ -132,10 +141,13 @@ def confirm(program: Program, proof: Proof) -> str | None:
         z = Discharger(diffs)
         for path in paths(program):
             deadline.check("while confirming an alignment proof")
-            shifts = listed.get(frozenset(path.decisions.items()))
-            if shifts is None:
+            entry = listed.get(frozenset(path.decisions.items()))
+            if entry is None:
                 return f"path {_path_label(path.decisions)} of the program is not in the proof"
-            problem = discharge(path, shifts, laws, eps, z)
+            shifts, cost = entry
+            if not 0 <= cost <= eps:
+                return f"path {_path_label(path.decisions)} claims cost {cost}, outside [0, eps = {eps}]"
+            problem = discharge(path, shifts, laws, cost, z)
             if problem is not None:
                 return f"path {_path_label(path.decisions)}: {problem}"
     except Unsupported as exc:

@@ -54,6 +54,11 @@ def _read(proof: Any) -> tuple[Fraction, list[tuple[dict[int, int], dict[int, tu
     return Fraction(ev["eps"]), out
 
 
+def _described(ev: dict[str, Any]) -> tuple[str, dict[int, tuple[str, Fraction]]]:
+    """What the evidence says of the program: its neighbour relation and its draws' laws and scales."""
+    return ev["neighbours"], {int(e): (d["law"], Fraction(d["scale"])) for e, d in ev["draws"].items()}
+
+
 def _outcome(op: str, attr: Any, vals: list[Any], value: Any) -> int:
     if op in ("lt", "le", "eq", "ne", "argmax"):
         return int(value)
@@ -325,6 +330,7 @@ def check(program: Program, proof: Any) -> str | None:
     """None when both the runs and z3 confirm the alignment proof, else what failed."""
     try:
         eps, paths = _read(proof)
+        neighbours, listed = _described(proof.evidence)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return f"malformed alignment evidence ({type(exc).__name__}: {exc})"
     if proof.eps != eps:
@@ -335,6 +341,10 @@ def check(program: Program, proof: Any) -> str | None:
     if unaligned is not None:
         return unaligned
     draws, n = _laws(program), program.domain.size
+    if neighbours != program.neighbours.name:
+        return f"the proof is for {neighbours} neighbours, the program has {program.neighbours.name}"
+    if listed != draws:
+        return "the proof's draws (their laws and scales) are not the program's"
     for dec, shifts in paths:
         if any(e not in draws or any(not 0 <= i < n for i in s[1]) for e, s in shifts.items()):
             return f"a path ({dec}) shifts a node that is no draw or names an input the program does not have"

@@ -36,6 +36,7 @@ from fractions import Fraction
 from typing import Any
 
 from samplers.errors import LimitExceeded
+from samplers.json_shape import ANY, NAT, RATIONAL, Nullable, check as check_shape
 from samplers.lang.builder import Builder, draws_randomness, replay
 from samplers.lang.domain import Domain
 from samplers.lang.ir import BOTTOM, CONTINUOUS_NOISE, Node, Program
@@ -45,12 +46,34 @@ from verifiers.base import neighbour_pairs
 from verifiers.epsilon import eps_upper, within_exp
 from verifiers.prover.composition_check import check, confirm  # the rule's independent checker
 from verifiers.prover.proof import NoProof, Proof, number_json, round_up
+from verifiers.prover.proof_json import MalformedProof, read_proof
 from verifiers.ratio import INF, Ratio, ratio_str
 
 RULE = "composition"
 # A part is swept over at most this many neighbour pairs (the search's global check has the
 # same size limit): a count, so whether a proof is found does not depend on the machine.
 MAX_PART_PAIRS = 20_000
+RATIO = True  # e^eps exactly when every part level is exact
+_SWEPT = {"ratio": RATIONAL, "backend": str, "pairs": NAT,
+          "witness": Nullable({"x": [int], "x_prime": [int], "output": ANY})}
+_PROVED = {"eps": RATIONAL, "rule": str, "proof": read_proof}  # a part's proof, read as any proof is
+_SHAPE = {"neighbours": str, "combine": str, "ratio": RATIONAL, "sub_eps": RATIONAL,
+          "classes": [lambda c, where: check_shape(_PROVED if isinstance(c, dict) and "proof" in c else _SWEPT, c,
+                                                   where, error=MalformedProof)],
+          "parts": [{"outputs": [NAT], "inputs": [NAT], "draws": [NAT], "class": Nullable(NAT)}]}
+
+
+def _evidence(evidence: Any, where: str) -> None:
+    """The evidence's shape, as a proof file must have it (:mod:`verifiers.prover.proof_json`), each
+    part's class one of those listed."""
+    check_shape(_SHAPE, evidence, where, error=MalformedProof)
+    for k, part in enumerate(evidence["parts"]):
+        if part["class"] is not None and part["class"] >= len(evidence["classes"]):
+            raise MalformedProof(f"{where}.parts[{k}].class: {part['class']} names no class "
+                                 f"({len(evidence['classes'])} listed)")
+
+
+EVIDENCE = _evidence
 
 
 def _find(parent: list[int], i: int) -> int:

@@ -25,6 +25,7 @@ from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
 from verifiers.backends import get_backend
 from verifiers.epsilon import log_bracket
 from verifiers.prover.proof import Proof, number_from_json
+from verifiers.prover.proof_json import read_proof
 from verifiers.ratio import INF, parse_ratio, ratio_str
 
 
@@ -65,9 +66,11 @@ def _proved_level(sub: Program, info: dict[str, Any], complete: bool) -> Fractio
     its complete re-check (``confirm``, every condition) when ``complete``."""
     from verifiers.prover.prove import RULES
 
-    proof = Proof.from_json(info["proof"])
+    proof = read_proof(info["proof"])
     if proof.rule not in RULES or proof.rule == "composition":
         return f"a part's proof is by {proof.rule!r}, not another registered rule"
+    if info["rule"] != proof.rule:
+        return f"a class says its proof is by the {info['rule']} rule, the proof is by {proof.rule}"
     if proof.delta != 0:
         return "a part's proof is not pure eps-DP"
     rule = importlib.import_module(RULES[proof.rule])

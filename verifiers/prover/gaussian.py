@@ -21,9 +21,10 @@ import itertools
 import math
 from fractions import Fraction
 
+from samplers.json_shape import NAT, RATIONAL, Map
 from samplers.lang.exact import fraction_str
 from samplers.lang.ir import Program
-from verifiers.prover.alignment import shift_json
+from verifiers.prover.alignment import SHIFT, shift_json
 from verifiers.prover.conditions import Discharger
 from verifiers.prover.gaussian_check import check  # the rule's independent checker
 from verifiers.prover.linear import Lin, render
@@ -33,6 +34,11 @@ from verifiers.prover.proof import NoProof, Proof, round_up
 from verifiers.prover.synthesis import Stuck, Synthesiser
 
 RULE = "gaussian"
+RATIO = False
+EVIDENCE = {  # the evidence's shape, as a proof file must have it (verifiers.prover.proof_json)
+    "covers": str, "shifts": Map(SHIFT), "alignment": [str], "sigma": Map(RATIONAL),
+    "sensitivity_squared": RATIONAL, "bound": str, "z3": {"conditions": NAT, "answers": [str]},
+}
 confirm = check  # the checker is complete and exact: it re-checks proof files as they are
 
 

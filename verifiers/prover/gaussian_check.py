@@ -178,6 +178,8 @@ def _check(program: Program, proof: Any) -> str | None:
     shifts = _read_shifts(program, ev, sigma)
     if isinstance(shifts, str):
         return shifts
+    if {int(e): Fraction(s) for e, s in ev["sigma"].items()} != {e: sigma[e] for e in shifts}:
+        return "the proof's sigma are not those of the draws it shifts"
     problem = _exact_outputs(program, shifts, sigma, bounds)
     if problem is not None:
         return problem

@@ -84,19 +84,6 @@ class Proof:
             "evidence": self.evidence,
         } | ({} if self.ratio is None else {"ratio": ratio_str(self.ratio)})
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "Proof":
-        """A proof read back from :meth:`to_json` (unchecked: ``checked`` is False until re-checked).
-
-        Raises KeyError, TypeError or ValueError on a malformed object.
-        """
-        if not isinstance(d.get("evidence"), dict) or not isinstance(d.get("params"), dict):
-            raise ValueError("a proof needs an evidence object and a params object")
-        return cls(rule=str(d["rule"]), mechanism=str(d["mechanism"]), params=dict(d["params"]),
-                   eps=number_from_json(d["eps"]), evidence=d["evidence"],
-                   delta=number_from_json(d.get("delta", "0")), solver=str(d.get("solver", "")),
-                   ratio=number_from_json(d["ratio"]) if d.get("ratio") is not None else None)
-
 
 @dataclass(frozen=True)
 class NoProof:

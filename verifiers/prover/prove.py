@@ -1,6 +1,8 @@
 """Try the proof rules on a program; report a proof only after its independent check.
 
-Each rule is a module listed in :data:`RULES` with two functions:
+Each rule is a module listed in :data:`RULES` with the shape of its evidence, ``EVIDENCE``
+(:mod:`samplers.json_shape`; a proof file's evidence must have it), ``RATIO`` (whether its
+proofs carry ``e^eps`` exactly), and these functions:
 
 * ``attempt(program, eps) -> Proof | NoProof`` -- prove ``eps``-DP (``eps`` a ``Fraction``),
   or, with ``eps=None``, the smallest level the rule can prove;
