@@ -135,14 +135,27 @@ def test_suite_refuses_bad_inputs(folder, extra, words):
 
 @pytest.mark.parametrize("mechanism, extra, words", [
     ("algorithms.py:", "size = 1", "names no function after the colon"),
-    ("forever.py:alg", "time_limit = 1", "time budget of 1 s reached while running"),
+    ("nowhere.py:alg", "size = 1", "no such file"),
+    ("algorithms.py:rr", 'neighbours = "nobody"', "unknown neighbour relation"),
 ])
 def test_suite_entries_that_cannot_load_are_one_error(folder, mechanism, extra, words):
-    """Read when the suite is read: a file whose top-level code never returns is stopped at the entry's limit."""
-    (folder / "forever.py").write_text("while True:\n    pass\n")
+    """What can be told without running the user's code is refused when the suite is read."""
     (folder / "suite.toml").write_text(f'[[entry]]\nmechanism = "{mechanism}"\n{extra}\n')
     with pytest.raises(SuiteError, match=words):
         load_suite(str(folder / "suite.toml"))
+
+
+def test_an_entry_whose_code_never_returns_is_its_own_row_and_the_run_goes_on(folder, capsys):
+    """The user's file runs in the entry's process, never in the runner's: a top-level loop is that
+    entry's timeout row (it once refused the whole suite after its limit, with no rows)."""
+    (folder / "forever.py").write_text("while True:\n    pass\n")
+    (folder / "suite.toml").write_text('[[entry]]\nmechanism = "forever.py:alg"\ntime_limit = 3\n'
+                                       '[[entry]]\nmechanism = "algorithms.py:rr"\nsize = 2\ndomain = "0..1"\n'
+                                       'neighbours = "replace_one"\nbudget = 20\n')
+    out = folder / "rows.jsonl"
+    assert main(["suite", str(folder / "suite.toml"), "--out", str(out), "--jobs", "1"]) in (0, 1)
+    rows = {r["entry"]["mechanism"].rsplit("/", 1)[-1]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows["forever.py:alg"]["status"] in ("timeout", "error") and rows["algorithms.py:rr"]["status"] == "ok"
 
 
 def test_catalogue_entries_refuse_plain_inputs(folder):

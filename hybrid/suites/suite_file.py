@@ -47,8 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid.searcher.budget import MAX_PRECISION
-from samplers import deadline
-from samplers.errors import DPHybridError, UnknownMechanism
+from samplers.errors import DPHybridError, ParameterError, UnknownMechanism
 from samplers.numerals import read_error_text, short_text
 from samplers.readers import short_repr
 from verifiers.ratio import parse_ratio
@@ -243,7 +242,8 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
         raise SuiteError(f"{where}: unknown field {extra[0]!r} (known: {', '.join(sorted(known))})")
     if "mechanism" not in raw:
         raise SuiteError(f"{where}: missing 'mechanism'")
-    from samplers.plain import resolve  # loads the tracer only for suites that are read
+    from samplers.plain import is_function_spec, neighbours_named, resolve  # the tracer: only for suites read
+    from samplers.plain.load import check_spec
 
     given_spec = str(raw["mechanism"])
     spec = _located(given_spec, base)
@@ -251,15 +251,21 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
     budget = check_seconds(raw.get("budget", DEFAULT_BUDGET), f"{where}: budget")
     limit = raw.get("time_limit")
     limit = None if limit is None else check_seconds(limit, f"{where}: time_limit")
-    try:
-        with deadline.time_limit(limit or budget):  # a file whose top-level code never returns is stopped
-            mech = resolve(spec, **inputs)
-    except (deadline.TimeLimitReached, UnknownMechanism) as e:  # said with the entry's place in the file
-        raise SuiteError(f"{where}: {e}") from None
     params = raw.get("params", {})
     if not isinstance(params, dict):
         raise SuiteError(f"{where}: params must be a table")
-    mech.params(**params)  # validates names and types now, not halfway through a run
+    try:
+        if is_function_spec(spec):  # the user's code runs in the entry's own process: its failure is a row
+            check_spec(spec)
+            if "neighbours" in inputs:
+                neighbours_named(inputs["neighbours"])
+            name = spec
+        else:
+            mech = resolve(spec, **inputs)
+            mech.params(**params)  # validates names and types now, not halfway through a run
+            name = mech.name
+    except (UnknownMechanism, ParameterError) as e:  # said with the entry's place in the file
+        raise SuiteError(f"{where}: {e}") from None
     claimed = check_claimed_eps(raw.get("claimed_eps"), f"{where}: claimed_eps")
     reference = check_reference(raw.get("reference", {}), f"{where}: reference")
     precision = check_precision(raw.get("precision", DEFAULT_PRECISION), f"{where}: precision")
@@ -274,8 +280,8 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
     given_id = raw.get("id")
     if given_id is not None and (not isinstance(given_id, str) or not given_id.strip()):
         raise SuiteError(f"{where}: id must be a non-empty string, got {short_repr(given_id)}")
-    return Entry(id=given_id or _entry_id(given_spec if mech.name == spec else mech.name, params, claimed),
-                 mechanism=mech.name, params=dict(params), claimed_eps=claimed,
+    return Entry(id=given_id or _entry_id(given_spec if name == spec else name, params, claimed),
+                 mechanism=name, params=dict(params), claimed_eps=claimed,
                  precision=precision, budget=budget, seed=seed, samples=samples, reference=reference,
                  time_limit=limit, inputs={k: list(v) if isinstance(v, tuple) else v for k, v in inputs.items()},
                  cost=cost)

@@ -47,14 +47,21 @@ def _module_from_file(path: str) -> types.ModuleType:
     return module
 
 
-def load_function(spec: str) -> Callable[..., Any]:
-    """The function (or ``@mechanism`` object) named by ``file.py:alg`` or ``module:alg``."""
+def check_spec(spec: str) -> tuple[str, str, bool]:
+    """``(where, name, is_file)`` of a ``file.py:alg`` / ``module:alg`` spec, checked without running any code."""
     where, _, attr = spec.rpartition(":")
     if not attr.isidentifier():
         raise UnknownMechanism(f"{spec!r} names no function after the colon (write file.py:alg or module:alg)")
-    if where.endswith(".py") or os.sep in where or "/" in where:
-        if not os.path.isfile(where):
-            raise UnknownMechanism(f"no such file {where!r} (in {spec!r})")
+    is_file = where.endswith(".py") or os.sep in where or "/" in where
+    if is_file and not os.path.isfile(where):
+        raise UnknownMechanism(f"no such file {where!r} (in {spec!r})")
+    return where, attr, is_file
+
+
+def load_function(spec: str) -> Callable[..., Any]:
+    """The function (or ``@mechanism`` object) named by ``file.py:alg`` or ``module:alg``."""
+    where, attr, is_file = check_spec(spec)
+    if is_file:
         module = _module_from_file(where)
     else:
         try:
