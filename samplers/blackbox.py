@@ -17,6 +17,7 @@ from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.domain import Domain
 from samplers.lang.ir import BOTTOM_CODE
 from samplers.lang.neighbours import Neighbours
+from samplers.numerals import short_text
 
 
 class BlackBoxError(DPHybridError):
@@ -27,14 +28,26 @@ def normalise_outputs(out: Any, n: int, name: str) -> np.ndarray:
     """A black box's outputs as a sampler array (see the module docstring)."""
     if isinstance(out, np.ndarray) and out.dtype != object:
         arr = out
+        if arr.dtype.kind == "f" and np.isnan(arr).any():
+            raise BlackBoxError(f"{name} returned NaN: outputs are numbers (None where nothing is released)")
     else:
         rows = list(out)
         flat = [v for r in rows for v in (r if isinstance(r, (tuple, list, np.ndarray)) else (r,))]
+        odd = next((v for v in flat if v is not None and not isinstance(v, (int, float, np.integer, np.floating,
+                                                                              np.bool_))), None)
+        if odd is not None:
+            raise BlackBoxError(f"{name} returned a {type(odd).__name__} ({short_text(repr(odd))}): outputs are "
+                                "numbers, bools, None or tuples of them")
+        if any(isinstance(v, (float, np.floating)) and v != v for v in flat):
+            raise BlackBoxError(f"{name} returned NaN: outputs are numbers (None where nothing is released)")
         is_float = any(isinstance(v, (float, np.floating)) for v in flat)
         fill = np.nan if is_float else BOTTOM_CODE
-        arr = np.asarray([[fill if v is None else v for v in r] if isinstance(r, (tuple, list, np.ndarray))
-                          else (fill if r is None else r) for r in rows],
-                         dtype=np.float64 if is_float else np.int64)
+        try:
+            arr = np.asarray([[fill if v is None else v for v in r] if isinstance(r, (tuple, list, np.ndarray))
+                              else (fill if r is None else r) for r in rows],
+                             dtype=np.float64 if is_float else np.int64)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise BlackBoxError(f"{name} returned outputs that are no batch of numbers: {e}") from None
     if arr.dtype == bool or arr.dtype.kind in "iu":
         arr = arr.astype(np.int64)
     elif arr.dtype.kind == "f":

@@ -204,6 +204,13 @@ CASES = [
     # item 16: a negative input is read as written (then checked against the domain)
     _bad("dist", "rr", "--input", "-1,0,0,0", msg="outside the domain"),
     _bad("search", "rr", "--claimed-eps", "-1/2", msg="non-negative"),
+    # issue 31: tracebacks of the testers and black boxes
+    _bad("estimate", "laplace", "-p", "eps=1e-300", "--samples", "100000", msg="classifier needs finite ones"),
+    _bad("test", "laplace", "--eps", "0.1", "--method", "audit", "--samples", "10000000000", "--time-budget", "5",
+         msg="audit runs"),
+    _bad("test", "{d}/outputs.py:nan", "--black-box", "--eps", "0.1", msg="returned NaN"),
+    _bad("test", "{d}/outputs.py:thing", "--black-box", "--eps", "0.1", msg="returned a object"),
+    _bad("test", "{d}/outputs.py:text", "--black-box", "--eps", "0.1", msg="returned a str ('abc')"),
 ]
 
 
@@ -212,6 +219,9 @@ def folder(tmp_path: Path) -> Path:
     for name, content in FILES.items():
         data = content if isinstance(content, bytes) else json.dumps(content).encode()
         (tmp_path / name).write_bytes(data)
+    (tmp_path / "outputs.py").write_text("def nan(prng, queries, epsilon):\n    return float('nan')\n"
+                                         "def thing(prng, queries, epsilon):\n    return object()\n"
+                                         "def text(prng, queries, epsilon):\n    return 'abc'\n")
     os.mkfifo(tmp_path / "fifo.json")  # reading it would block forever
     return tmp_path
 

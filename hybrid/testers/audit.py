@@ -33,6 +33,9 @@ from hybrid.testers.events import numeric
 from hybrid.inputs import Pair
 from hybrid.seeds import derive_seed
 from samplers.errors import DomainError, ParameterError
+from samplers.memory import check_fits
+
+AUDIT_BYTES_PER_RUN = 40  # a coin, a uniform, an output, a score and a truth per run (lower bound)
 
 
 def audit_bound(v: int, r: int, beta: float = 0.05) -> float:
@@ -97,6 +100,7 @@ def classic_audit(
     if runs < 1:
         raise ParameterError(f"runs must be positive, got {runs}")
     k = _checked_guesses(guesses, runs)
+    check_fits(runs * AUDIT_BYTES_PER_RUN, f"{runs:,} audit runs", "lower --samples")
     rng = np.random.default_rng(derive_seed(seed, 11))
     t0 = time.perf_counter()
     coins = rng.random(runs) < 0.5

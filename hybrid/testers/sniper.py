@@ -127,8 +127,13 @@ def _fit_serial(classifier: str, X: np.ndarray, y: np.ndarray, seed: int, max_fi
 
     X, y, w = _compress(X, y, max_fit, seed)
     deadline.check("while training the attack")
-    scaler = StandardScaler().fit(X, sample_weight=w)
-    Z = scaler.transform(X)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaler = StandardScaler().fit(X, sample_weight=w)
+        Z = scaler.transform(X)
+    if not np.isfinite(Z).all():
+        raise ParameterError("the attack's features are inf or NaN once standardised (outputs near the end of the "
+                             f"float range, up to {np.nanmax(np.abs(X[np.isfinite(X)]), initial=0):.3g}: a noise scale "
+                             "like 1e300, say); the classifier needs finite ones")
     if classifier == "logistic":
         clf = LogisticRegression(C=1.0, max_iter=1000).fit(Z, y, sample_weight=w)
         ws, bs = (clf.coef_.T.copy(),), (clf.intercept_.copy(),)
