@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from samplers import deadline
 from samplers.errors import DPHybridError, ParameterError
 from samplers.lang.domain import Domain
 from samplers.lang.ir import BOTTOM_CODE
@@ -94,7 +95,9 @@ class VectorisedBlackBox(BlackBox):
     def sample(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
         xs = self._check(x, n)
         rng = np.random.default_rng(seed)
-        return normalise_outputs(self.f(np.asarray(xs, dtype=np.int64), int(n), rng), int(n), self.name)
+        with deadline.interrupting(f"while running {self.name}"):  # it may never return
+            out = self.f(np.asarray(xs, dtype=np.int64), int(n), rng)
+        return normalise_outputs(out, int(n), self.name)
 
 
 class PerCallBlackBox(BlackBox):
@@ -108,4 +111,6 @@ class PerCallBlackBox(BlackBox):
     def sample(self, x: Sequence[int], n: int, seed: int) -> np.ndarray:
         xs = np.asarray(self._check(x, n), dtype=np.int64)
         rng = np.random.default_rng(seed)
-        return normalise_outputs([self.f(xs, rng) for _ in range(int(n))], int(n), self.name)
+        with deadline.interrupting(f"while running {self.name}"):  # it may never return
+            out = [self.f(xs, rng) for _ in range(int(n))]
+        return normalise_outputs(out, int(n), self.name)

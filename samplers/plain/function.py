@@ -137,6 +137,8 @@ class PlainMechanism(Mechanism):
         def run(x: Any, rng: Any) -> Any:
             try:
                 return fn(rng, x, **p)
+            except deadline.TimeLimitReached:
+                raise
             except (Exception, SystemExit) as e:  # the user's own error: one line naming it, not our traceback
                 raise BlackBoxError(f"{traceback_site(e.__traceback__)}: {name} raised {type(e).__name__}: {e} "
                                     f"on input {[int(v) for v in x]}") from e
