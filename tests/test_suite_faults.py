@@ -194,10 +194,10 @@ def test_resume_drops_only_our_own_cut_row(tmp_path):
 
 
 def test_rows_never_hold_nan_or_infinity():
-    line = row_line({**_row("x"), "result": {"eps_lower": float("inf"), "eps_upper": float("-inf"),
+    line = row_line({**_row("x"), "result": {"eps_lower": float("inf"), "stat_interval": [float("-inf"), float("inf")],
                                               "p": float("nan"), "curve": [[1.0, float("nan")]]}})
     row = json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} written"))
-    assert row["result"] == {"eps_lower": "inf", "eps_upper": "-inf", "p": None, "curve": [[1.0, None]]}
+    assert row["result"] == {"eps_lower": "inf", "stat_interval": ["-inf", "inf"], "p": None, "curve": [[1.0, None]]}
     assert parse_results(line, "x")[0] == [row]
 
 
@@ -223,3 +223,17 @@ def test_resume_skips_failures_and_retry_failed_runs_them_again(tmp_path):
     assert rows[1]["result"]["ratio"] == "3"
     assert out.read_bytes().startswith(before) and len(read_results(out)) == 3  # appended, never rewritten
     assert [r["status"] for r in current_rows(read_results(out))] == ["ok", "ok"]
+
+
+@pytest.mark.parametrize("result, words", [
+    ({"eps_lower": 0.69, "ratio": "2", "eps_upper": 0.5}, "is below result.eps_lower"),
+    ({"eps_lower": 0.69, "ratio": "1" + "0" * 3000}, "far above the level of result.eps_lower"),
+    ({"eps_lower": 0.69, "ratio": "2", "params": {"a": [1]}}, "'result.params' value a=\\[1\\]"),
+    ({"eps_lower": 0.69, "ratio": "2", "witness": {"x": [1], "x_prime": [0], "params": {"m": {"a": [1]}}}},
+     "'result.witness.params' value m="),
+])
+def test_a_row_that_contradicts_itself_is_refused(result, words):
+    """report once showed a proved upper below the certified lower, and 'm=2 (grown from {'a': [1]})'."""
+    line = row_line({**_row("x"), "result": result})
+    with pytest.raises(ResultsFileError, match=words):
+        parse_results(line, "x")

@@ -22,7 +22,7 @@ from hybrid.formats import json_safe
 from hybrid.suites.suite_file import SuiteError, check_claimed_eps, check_reference
 from samplers.errors import DPHybridError
 from samplers.readers import short_repr
-from verifiers.epsilon import eps_upper
+from verifiers.epsilon import eps_lower, eps_upper
 from verifiers.ratio import parse_ratio
 
 STATUSES = ("ok", "error", "timeout")
@@ -38,6 +38,9 @@ class ResultsFileError(DPHybridError):
 def row_line(row: dict[str, Any]) -> bytes:
     """The one line a row is stored as (compact, valid JSON: never NaN or Infinity)."""
     return (json.dumps(json_safe(row), separators=(",", ":"), allow_nan=False) + "\n").encode()
+
+
+LEVEL_SLACK = 0.01  # a certified eps_lower is its ratio's level rounded down: a row 1 % (+ 0.01) below it contradicts itself
 
 
 def _is_number(v: Any) -> bool:
@@ -69,6 +72,17 @@ def _result_problem(r: dict[str, Any]) -> str | None:
             return "result.ratio must be a ratio such as \"288/73\" or \"inf\""
         if low is not None and (math.inf if low == "inf" else low) > eps_upper(value):
             return f"result.eps_lower {short_repr(low)} exceeds the level of result.ratio {short_repr(ratio)}"
+        if low is not None and eps_lower(value) > (math.inf if low == "inf" else low) * (1 + LEVEL_SLACK) + LEVEL_SLACK:
+            return f"result.ratio {short_repr(ratio)} is far above the level of result.eps_lower {short_repr(low)}"
+    up = r.get("eps_upper")
+    if up is not None and up != "inf" and not (_finite(up) and up >= 0):
+        return "result.eps_upper must be a finite non-negative number or \"inf\""
+    if up is not None and low is not None and (math.inf if up == "inf" else up) < (math.inf if low == "inf" else low):
+        return f"result.eps_upper {short_repr(up)} is below result.eps_lower {short_repr(low)}: the row contradicts itself"
+    for where, params in (("result.params", r.get("params")), ("result.witness.params",
+                                                               (r.get("witness") or {}).get("params"))):
+        if params is not None and _params_problem(params, where):
+            return _params_problem(params, where)
     limits = r.get("limits_hit")
     if limits is not None and not (isinstance(limits, list) and all(isinstance(v, str) for v in limits)):
         return "result.limits_hit must be a list of strings"
@@ -82,12 +96,12 @@ def _result_problem(r: dict[str, Any]) -> str | None:
     return None
 
 
-def _params_problem(params: Any) -> str | None:
+def _params_problem(params: Any, where: str = "entry.params") -> str | None:
     if not isinstance(params, dict):
-        return "'entry.params' must be an object"
+        return f"'{where}' must be an object"
     for k, v in params.items():
         if not (isinstance(v, (str, bool, int)) or _finite(v)):
-            return f"'entry.params' value {k}={short_repr(v)} is not a number, string or boolean"
+            return f"'{where}' value {k}={short_repr(v)} is not a number, string or boolean"
     return None
 
 
