@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from hybrid.formats import eps_value
-from hybrid.searcher.budget import MAX_PRECISION
+from hybrid.searcher.budget import MAX_PRECISION, MAX_SAMPLES
 from samplers.errors import ParameterError
 from samplers.lang.exact import exact
 from samplers.numerals import is_integer, parse_integer, short_text
@@ -53,7 +53,6 @@ def positive_int(text: str) -> int:
     return v
 
 
-MAX_SAMPLES = 10**10  # outputs a run may be asked for: at ~10^7 a second, hours beyond any time budget
 
 
 def sample_count(text: str) -> int:

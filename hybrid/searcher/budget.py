@@ -8,6 +8,8 @@ from dataclasses import dataclass, fields
 
 from samplers.errors import ParameterError
 
+MAX_SAMPLES = 10**10  # outputs a run may be asked for: at ~10^7 a second, hours beyond any time budget
+
 MAX_PRECISION = 1.0  # the widest bracket asked for (search, verify, suites): a wider one says nothing about eps
 
 
@@ -49,3 +51,6 @@ class Budget:
             if not ok:
                 what = "a non-negative finite number of seconds" if f.name == "prove_time" else "a non-negative integer"
                 raise ParameterError(f"budget {f.name} must be {what}, got {v!r}")
+        if self.samples > MAX_SAMPLES:
+            raise ParameterError(f"budget samples = {self.samples:,} is more than the {MAX_SAMPLES:.0e} samples a run "
+                                 "can draw (about 10^7 a second)")

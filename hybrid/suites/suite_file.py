@@ -46,7 +46,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from hybrid.searcher.budget import MAX_PRECISION
+from hybrid.searcher.budget import MAX_PRECISION, MAX_SAMPLES
 from samplers.errors import DPHybridError, ParameterError, UnknownMechanism
 from samplers.numerals import read_error_text, short_text
 from samplers.readers import short_repr
@@ -272,8 +272,9 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
     seed, samples = raw.get("seed", 0), raw.get("samples")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_BOUND:
         raise SuiteError(f"{where}: seed must be an integer in [0, 2^64), got {short_repr(seed)}")
-    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1000):
-        raise SuiteError(f"{where}: samples must be an integer of at least 1000")
+    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int)
+                                or not 1000 <= samples <= MAX_SAMPLES):
+        raise SuiteError(f"{where}: samples must be an integer from 1000 to {MAX_SAMPLES:.0e}")
     cost = _number(raw.get("cost", 1.0), f"{where}: cost")
     if cost <= 0:
         raise SuiteError(f"{where}: cost must be positive, got {short_repr(raw['cost'])}")
