@@ -18,7 +18,7 @@ from samplers.errors import DPHybridError
 from samplers.numerals import is_integer, read_error_text
 
 MAX_DEPTH = 64  # nesting levels of lists and objects in a user file (ours use at most 6)
-MAX_BYTES = 256 * 2**20  # a witness or model file this large is not one (ours are kilobytes)
+MAX_BYTES = 32 * 2**20  # a witness, proof or model file this large is not one (ours are kilobytes to a few MiB)
 
 
 def short_repr(v: Any, limit: int = 80) -> str:

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_json_flag, emit_json, no_result
+from hybrid.cli.common import add_json_flag, add_time_budget, emit_json, no_result, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.cli.render import event_text, pair_text, params_text
 from hybrid.formats import (delta_text, enclosure_str, eps_text, exact_str, lower_str, proved_upper_str,
@@ -25,7 +25,8 @@ def register(subs: argparse._SubParsersAction) -> None:
                    help="claimed violation of eps-DP to check (e.g. 1.3 or 13/10)")
     p.add_argument("--backend", default="auto", help="exact backend: auto, enumerate, bdd, smt")
     add_json_flag(p)
-    p.set_defaults(run=run)
+    add_time_budget(p)
+    p.set_defaults(run=time_limited(run))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from hybrid.cli.common import add_time_budget, time_limited
 from hybrid.suites.plots import plot_path
 from hybrid.suites.report import html_report, json_report, markdown, plot
 from hybrid.suites.results_log import ResultsFileError, current_rows, read_results
@@ -15,7 +16,8 @@ def register(subs: argparse._SubParsersAction) -> None:
                    help="JSONL file written by 'dphybrid suite --out' (the last row of each entry counts)")
     p.add_argument("--format", default="md", choices=["md", "html", "json"], help="table format (default md)")
     p.add_argument("--plot", metavar="FILE", help="bar plot of bounds against claimed eps (PNG)")
-    p.set_defaults(run=run)
+    add_time_budget(p)
+    p.set_defaults(run=time_limited(run))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -26,6 +26,8 @@ from verifiers.epsilon import eps_lower, eps_upper
 from verifiers.ratio import parse_ratio
 
 STATUSES = ("ok", "error", "timeout")
+MAX_ROW_BYTES = 32 * 2**20  # one row: a result with its candidates is kilobytes; a longer line is not ours
+MAX_RESULTS_BYTES = 1024 * 2**20  # a whole results file (some 10^5 entries), checked before it is read
 MAX_ELAPSED = 1e9  # seconds (thirty years): an entry's time beyond it is not one we measured
 _ROW_START = b'{"id":'  # every row we write starts so (compact JSON, "id" first)
 _BARE = frozenset('{}[]:,-+.0123456789eEtrufalsn')  # what compact JSON has outside strings
@@ -150,6 +152,9 @@ def _reject_constant(name: str) -> Any:
 
 def _parse_line(line: bytes, where: str) -> dict[str, Any]:
     """One complete line as a row, or a one-line ResultsFileError."""
+    if len(line) > MAX_ROW_BYTES:
+        raise ResultsFileError(f"{where} is {len(line):,} bytes long: no dphybrid result row is (at most "
+                               f"{MAX_ROW_BYTES // 2**20} MiB)")
     try:
         row = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
     except UnicodeDecodeError:
@@ -231,6 +236,9 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
     if not p.is_file():
         raise ResultsFileError(f"no results file {p}" if not p.exists() else _not_a_file(p))
     try:
+        if p.stat().st_size > MAX_RESULTS_BYTES:
+            raise ResultsFileError(f"{p} is {p.stat().st_size:,} bytes, more than the {MAX_RESULTS_BYTES // 2**20} MiB "
+                                   "a results file we read may have")
         data = p.read_bytes()
     except OSError as e:
         raise ResultsFileError(f"cannot read {p}: {e.strerror or e}") from None
