@@ -4,6 +4,11 @@ It reads only the program and the proof's evidence (per path: the outcomes that 
 it and the shift of each draw as ``const + sum_i k_i d_i``, ``d = x - x'``), and checks
 three ways:
 
+A shift is ``const + sum_i k_i d_i + sum_k c_k w_k`` where ``w_k`` is the difference
+between the values of node ``k`` on ``x`` and on ``x'``; such a node must read no random
+node (a function of the input: a clamp of a query, a table), so for fixed neighbours the
+shift is a constant and the alignment argument holds as for shifts in ``d``.
+
 1. *Cover*: the paths form a complete decision tree (every outcome of every decision is
    followed), so every run takes exactly one path.
 2. *Runs*: the IR interpreter (:func:`samplers.lang.ir.evaluate`) runs the program in
@@ -43,15 +48,27 @@ Z3_NODES = 1000
 SHAPED = {"lt", "le", "eq", "ne", "argmax", "min", "max", "abs", "clamp"}
 
 
-def _read(proof: Any) -> tuple[Fraction, list[tuple[dict[int, int], dict[int, tuple[Fraction, dict[int, Fraction]]]]]]:
+Shift = tuple[Fraction, dict[int, Fraction], dict[int, Fraction]]  # const, per input d_i, per node w_k
+
+
+def _read(proof: Any) -> tuple[Fraction, list[tuple[dict[int, int], dict[int, Shift]]]]:
     ev = proof.evidence
     out = []
     for p in ev["paths"]:
         dec = {int(k): int(v) for k, v in p["decisions"].items()}
-        shifts = {int(e): (Fraction(s["const"]), {int(i): Fraction(k) for i, k in s["d"].items()})
+        shifts = {int(e): (Fraction(s["const"]), {int(i): Fraction(k) for i, k in s["d"].items()},
+                           {int(i): Fraction(k) for i, k in s.get("w", {}).items()})
                   for e, s in p["shifts"].items()}
         out.append((dec, shifts))
     return Fraction(ev["eps"]), out
+
+
+def _noise_free(program: Program) -> list[bool]:
+    """Nodes that read no random node: functions of the input alone, which a shift may read."""
+    free: list[bool] = []
+    for n in program.nodes:
+        free.append(not draws_randomness(n.op, n.attr) and not n.bottom and all(free[a] for a in n.args))
+    return free
 
 
 def _outcome(op: str, attr: Any, vals: list[Any], value: Any) -> int:
@@ -90,8 +107,26 @@ def run(program: Program, x: list[int], eta: dict[int, Fraction]) -> tuple[tuple
     return tuple(vals[o] for o in program.outputs), outcomes
 
 
-def _shift(s: tuple[Fraction, dict[int, Fraction]], d: list[int]) -> Fraction:
-    return s[0] + sum((k * d[i] for i, k in s[1].items()), Fraction(0))
+def _shift(s: Shift, d: list[int], w: dict[int, Fraction]) -> Fraction:
+    """The shift's amount for ``d = x - x'`` and ``w[k] = value of node k on x minus on x'``."""
+    return s[0] + sum((k * d[i] for i, k in s[1].items()), Fraction(0)) + sum((k * w[i] for i, k in s[2].items()),
+                                                                             Fraction(0))
+
+
+def _values(program: Program, x: list[int], eta: dict[int, Fraction]) -> list[Any]:
+    """Every node's value on one run (exact Fractions)."""
+    vals: list[Any] = []
+    for i, n in enumerate(program.nodes):
+        if n.op == "input":
+            vals.append(Fraction(x[n.attr]))
+        elif i in eta:
+            vals.append(eta[i])
+        elif n.op == "const":
+            vals.append(n.attr if n.attr is BOTTOM else Fraction(n.attr))
+        else:
+            args = [vals[a] for a in n.args]
+            vals.append(args[1] if n.op == "ite" and args[0] else args[2] if n.op == "ite" else evaluate(n.op, n.attr, args))
+    return vals
 
 
 ALIGNED = ("laplace", "exponential")  # the laws whose shift by a costs |a| / b (a >= 0 when one-sided)
@@ -157,7 +192,9 @@ def check_runs(program: Program, eps: Fraction, paths: list, seed: int = 0) -> s
         if k is None:
             return f"x={x}, draws {eta}: the run takes no path of the proof"
         dec, shifts = paths[k]
-        etap = {e: v + (_shift(shifts[e], d) if e in shifts else 0) for e, v in eta.items()}
+        here, there = _values(program, x, eta), _values(program, xp, eta)  # noise-free nodes: eta is moot
+        w = {i: here[i] - there[i] for s in shifts.values() for i in s[2]}
+        etap = {e: v + (_shift(shifts[e], d, w) if e in shifts else 0) for e, v in eta.items()}
         if any(laws[e][0] == "exponential" and etap[e] < 0 for e in etap):
             return f"x={x}, x'={xp}: a shifted exponential draw is negative"
         outp, outcomesp = run(program, xp, etap)
@@ -165,7 +202,7 @@ def check_runs(program: Program, eps: Fraction, paths: list, seed: int = 0) -> s
             return f"x={x}, x'={xp}: the shifted run leaves path {k}"
         if outp != out:
             return f"x={x}, x'={xp}: outputs differ ({out} vs {outp})"
-        cost = sum((abs(_shift(s, d)) / laws[e][1] for e, s in shifts.items()), Fraction(0))
+        cost = sum((abs(_shift(s, d, w)) / laws[e][1] for e, s in shifts.items()), Fraction(0))
         if cost > eps:
             return f"x={x}, x'={xp}: path {k} costs {cost} > {eps}"
     return None
@@ -263,6 +300,7 @@ def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
     def holds(enc: _Encoder, dec: dict[int, int]) -> Any:
         return z3.And([enc.wins[k][v] if k in enc.wins else enc.outcome[k] == v for k, v in dec.items()])
 
+    unshifted = _Encoder(program, xps, eta, "xq")  # the values on x' that read no draw, for w
     picks = list(range(len(paths)))
     many = Z3_PATHS if len(program.nodes) <= LARGE else Z3_PATHS_LARGE
     if len(picks) > many:
@@ -274,7 +312,9 @@ def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
         if any(node not in side.outcome for node in dec):
             return f"path {k} names a node that makes no decision"
         d = [x - y for x, y in zip(xs, xps)]
-        amount = {e: z3.RealVal(s[0]) + z3.Sum([z3.RealVal(c) * z3.ToReal(d[i]) for i, c in s[1].items()] or [z3.RealVal(0)])
+        amount = {e: z3.RealVal(s[0]) + z3.Sum([z3.RealVal(c) * z3.ToReal(d[i]) for i, c in s[1].items()]
+                                               + [z3.RealVal(c) * (side.val[i] - unshifted.val[i]) for i, c in s[2].items()]
+                                               or [z3.RealVal(0)])
                   for e, s in shifts.items()}
         etap = {e: eta[e] + amount.get(e, z3.RealVal(0)) for e in laws}
         other = _Encoder(program, xps, etap, "xp")
@@ -285,7 +325,8 @@ def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
                       *[etap[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"])
         solver = z3.Solver()
         solver.set("timeout", 60_000)
-        solver.add(_related(program, xs, xps), *side.facts, *other.facts, holds(side, dec), *support, z3.Not(good))
+        solver.add(_related(program, xs, xps), *side.facts, *other.facts, *unshifted.facts, holds(side, dec), *support,
+                   z3.Not(good))
         ans = solver.check()
         if ans != z3.unsat:
             return f"path {k}: z3 answered {ans} (expected unsat) to 'the alignment fails'"
@@ -334,10 +375,12 @@ def check(program: Program, proof: Any) -> str | None:
     unaligned = _unaligned(program)
     if unaligned is not None:
         return unaligned
-    draws, n = _laws(program), program.domain.size
+    draws, n, free = _laws(program), program.domain.size, _noise_free(program)
     for dec, shifts in paths:
         if any(e not in draws or any(not 0 <= i < n for i in s[1]) for e, s in shifts.items()):
             return f"a path ({dec}) shifts a node that is no draw or names an input the program does not have"
+        if any(not (0 <= i < len(free) and free[i]) for s in shifts.values() for i in s[2]):
+            return f"a path ({dec}) shifts by the difference of a node that reads noise (or is no node)"
     try:
         problem = check_cover(program, paths) or check_runs(program, eps, paths)
         if problem is None and len(program.nodes) <= Z3_NODES:
