@@ -84,8 +84,9 @@ def _outcome(op: str, attr: Any, vals: list[Any], value: Any) -> int:
     return 0 if vals[0] < lo else (2 if vals[0] > hi else 1)
 
 
-def run(program: Program, x: list[int], eta: dict[int, Fraction]) -> tuple[tuple, dict[int, int]]:
-    """Outputs and the outcome of every shaped node that could be evaluated."""
+def _evaluate(program: Program, x: list[int], eta: dict[int, Fraction]) -> tuple[list[Any], dict[int, int]]:
+    """Every node's exact value (float clamp bounds at their exact binary value) and the outcome
+    of every shaped node."""
     vals: list[Any] = []
     outcomes: dict[int, int] = {}
     for i, n in enumerate(program.nodes):
@@ -100,10 +101,17 @@ def run(program: Program, x: list[int], eta: dict[int, Fraction]) -> tuple[tuple
             if n.op == "ite":
                 v = args[1] if args[0] else args[2]
             else:
-                v = evaluate(n.op, n.attr, args)
+                attr = tuple(Fraction(a) for a in n.attr) if n.op == "clamp" else n.attr
+                v = evaluate(n.op, attr, args)
                 if n.op in SHAPED:
-                    outcomes[i] = _outcome(n.op, n.attr, args, v)
+                    outcomes[i] = _outcome(n.op, attr, args, v)
         vals.append(v)
+    return vals, outcomes
+
+
+def run(program: Program, x: list[int], eta: dict[int, Fraction]) -> tuple[tuple, dict[int, int]]:
+    """Outputs and the outcome of every shaped node that could be evaluated."""
+    vals, outcomes = _evaluate(program, x, eta)
     return tuple(vals[o] for o in program.outputs), outcomes
 
 
@@ -111,22 +119,6 @@ def _shift(s: Shift, d: list[int], w: dict[int, Fraction]) -> Fraction:
     """The shift's amount for ``d = x - x'`` and ``w[k] = value of node k on x minus on x'``."""
     return s[0] + sum((k * d[i] for i, k in s[1].items()), Fraction(0)) + sum((k * w[i] for i, k in s[2].items()),
                                                                              Fraction(0))
-
-
-def _values(program: Program, x: list[int], eta: dict[int, Fraction]) -> list[Any]:
-    """Every node's value on one run (exact Fractions)."""
-    vals: list[Any] = []
-    for i, n in enumerate(program.nodes):
-        if n.op == "input":
-            vals.append(Fraction(x[n.attr]))
-        elif i in eta:
-            vals.append(eta[i])
-        elif n.op == "const":
-            vals.append(n.attr if n.attr is BOTTOM else Fraction(n.attr))
-        else:
-            args = [vals[a] for a in n.args]
-            vals.append(args[1] if n.op == "ite" and args[0] else args[2] if n.op == "ite" else evaluate(n.op, n.attr, args))
-    return vals
 
 
 ALIGNED = ("laplace", "exponential")  # the laws whose shift by a costs |a| / b (a >= 0 when one-sided)
@@ -192,7 +184,7 @@ def check_runs(program: Program, eps: Fraction, paths: list, seed: int = 0) -> s
         if k is None:
             return f"x={x}, draws {eta}: the run takes no path of the proof"
         dec, shifts = paths[k]
-        here, there = _values(program, x, eta), _values(program, xp, eta)  # noise-free nodes: eta is moot
+        (here, _), (there, _) = _evaluate(program, x, eta), _evaluate(program, xp, eta)  # noise-free: eta is moot
         w = {i: here[i] - there[i] for s in shifts.values() for i in s[2]}
         etap = {e: v + (_shift(shifts[e], d, w) if e in shifts else 0) for e, v in eta.items()}
         if any(laws[e][0] == "exponential" and etap[e] < 0 for e in etap):
@@ -288,11 +280,19 @@ def _related(program: Program, xs: list, xps: list) -> Any:
     return z3.And(count, *inside)
 
 
+def _neighbour_sides(program: Program, xs: list, split: bool) -> list[list]:
+    """The ``x'`` variables to ask about: all free, or (``split``, where one coordinate differs)
+    one list per coordinate, the others being ``x``'s own, so that z3 sees equal values as equal."""
+    n = len(xs)
+    if not split or isinstance(program.neighbours, AllDiffer):
+        return [[z3.Int(f"xp{i}") for i in range(n)]]
+    return [[z3.Int(f"xp{i}") if i == j else xs[i] for i in range(n)] for j in range(n)]
+
+
 def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
     n = program.domain.size
     laws = _laws(program)
     xs = [z3.Int(f"x{i}") for i in range(n)]
-    xps = [z3.Int(f"xp{i}") for i in range(n)]
     eta = {e: z3.Real(f"eta{e}") for e in laws}
     side = _Encoder(program, xs, eta, "x")
     support = [eta[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"]
@@ -300,36 +300,39 @@ def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
     def holds(enc: _Encoder, dec: dict[int, int]) -> Any:
         return z3.And([enc.wins[k][v] if k in enc.wins else enc.outcome[k] == v for k, v in dec.items()])
 
-    unshifted = _Encoder(program, xps, eta, "xq")  # the values on x' that read no draw, for w
     picks = list(range(len(paths)))
     many = Z3_PATHS if len(program.nodes) <= LARGE else Z3_PATHS_LARGE
     if len(picks) > many:
         step = (len(paths) - 1) / (many - 1)
         picks = sorted({round(i * step) for i in range(many)})
+    # shifts that read differences of values without noise are asked coordinate by coordinate
+    split = any(s[2] for _, shifts in paths for s in shifts.values())
     for k in picks:
-        deadline.check("while re-asking z3 about an alignment proof")
         dec, shifts = paths[k]
         if any(node not in side.outcome for node in dec):
             return f"path {k} names a node that makes no decision"
-        d = [x - y for x, y in zip(xs, xps)]
-        amount = {e: z3.RealVal(s[0]) + z3.Sum([z3.RealVal(c) * z3.ToReal(d[i]) for i, c in s[1].items()]
-                                               + [z3.RealVal(c) * (side.val[i] - unshifted.val[i]) for i, c in s[2].items()]
-                                               or [z3.RealVal(0)])
-                  for e, s in shifts.items()}
-        etap = {e: eta[e] + amount.get(e, z3.RealVal(0)) for e in laws}
-        other = _Encoder(program, xps, etap, "xp")
-        same = [z3.And(side.bot[o] == other.bot[o], z3.Or(side.bot[o], side.val[o] == other.val[o]))
-                for o in program.outputs]
-        cost = z3.Sum([z3.If(a >= 0, a, -a) / z3.RealVal(laws[e][1]) for e, a in amount.items()] or [z3.RealVal(0)])
-        good = z3.And(holds(other, dec), *same, cost <= z3.RealVal(eps),
-                      *[etap[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"])
-        solver = z3.Solver()
-        solver.set("timeout", 60_000)
-        solver.add(_related(program, xs, xps), *side.facts, *other.facts, *unshifted.facts, holds(side, dec), *support,
-                   z3.Not(good))
-        ans = solver.check()
-        if ans != z3.unsat:
-            return f"path {k}: z3 answered {ans} (expected unsat) to 'the alignment fails'"
+        for xps in _neighbour_sides(program, xs, split):
+            deadline.check("while re-asking z3 about an alignment proof")
+            unshifted = _Encoder(program, xps, eta, "xq")  # the values on x' that read no draw, for w
+            d = [x - y for x, y in zip(xs, xps)]
+            amount = {e: z3.RealVal(s[0]) + z3.Sum([z3.RealVal(c) * z3.ToReal(d[i]) for i, c in s[1].items()]
+                                                   + [z3.RealVal(c) * (side.val[i] - unshifted.val[i])
+                                                      for i, c in s[2].items()] or [z3.RealVal(0)])
+                      for e, s in shifts.items()}
+            etap = {e: eta[e] + amount.get(e, z3.RealVal(0)) for e in laws}
+            other = _Encoder(program, xps, etap, "xp")
+            same = [z3.And(side.bot[o] == other.bot[o], z3.Or(side.bot[o], side.val[o] == other.val[o]))
+                    for o in program.outputs]
+            cost = z3.Sum([z3.If(a >= 0, a, -a) / z3.RealVal(laws[e][1]) for e, a in amount.items()] or [z3.RealVal(0)])
+            good = z3.And(holds(other, dec), *same, cost <= z3.RealVal(eps),
+                          *[etap[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"])
+            solver = z3.Solver()
+            solver.set("timeout", 60_000)
+            solver.add(_related(program, xs, xps), *side.facts, *other.facts, *unshifted.facts, holds(side, dec),
+                       *support, z3.Not(good))
+            ans = solver.check()
+            if ans != z3.unsat:
+                return f"path {k}: z3 answered {ans} (expected unsat) to 'the alignment fails'"
     return None
 
 

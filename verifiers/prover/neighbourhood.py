@@ -127,10 +127,13 @@ class Differences:
 
     def _vertex_max(self, terms: Sequence[tuple[Lin, Fraction]], moves: dict, size) -> Fraction:
         """The largest ``sum w size(form)`` over the vertices of the box of the forms' variables."""
+        if len(terms) == 1:  # |form| (or its square) is largest at an end of the form's interval
+            (f, w), = terms
+            return w * max(size(v) for v in self._interval(f, moves))
         names = sorted({v for f, _ in terms for v in f.coef})
-        if len(names) > MAX_COUPLED:
-            raise Unsupported(f"an alignment cost coupling {len(names)} input differences")
         corners = [sorted(set(self._value_range(v, moves))) for v in names]
+        if sum(len(c) > 1 for c in corners) > MAX_COUPLED:
+            raise Unsupported(f"an alignment cost coupling {sum(len(c) > 1 for c in corners)} input differences")
         best = None
         for point in itertools.product(*corners):
             at = dict(zip(names, point))
