@@ -123,7 +123,7 @@ def test_checker_z3_part_alone_rejects_a_wrong_shift():
     proof = alignment.attempt(program, None)
     eps, paths = alignment_check._read(proof)
     assert alignment_check.check_z3(program, eps, paths) is None
-    wrong = [(dec, {e: (s[0] - 1, s[1]) for e, s in shifts.items()}) for dec, shifts in paths]
+    wrong = [(dec, {e: (s[0] - 1, *s[1:]) for e, s in shifts.items()}) for dec, shifts in paths]
     assert alignment_check.check_z3(program, eps, wrong) is not None
 
 

@@ -142,10 +142,20 @@ def test_sensitivity_is_exact_beyond_twelve_coordinates():
 def test_many_coupled_coordinates_are_a_no_proof_not_an_exception():
     @mechanism(domain=ints(lo=0, hi=1, size=13), neighbours=all_differ)
     def summed(x, *, sigma=1.0):
-        return sum(x) + gaussian(sigma)
+        return sum(x) + gaussian(sigma), sum(x) + gaussian(sigma)
 
     found = rule.attempt(summed.trace(), Fraction(1))
     assert isinstance(found, NoProof) and "coupling 13" in found.reason
+
+
+def test_one_shift_over_many_coordinates_is_maximised_at_its_interval_end():
+    @mechanism(domain=ints(lo=0, hi=1, size=13), neighbours=all_differ)
+    def summed(x, *, sigma=1.0):
+        return sum(x) + gaussian(sigma)
+
+    found = rule.attempt(summed.trace(), Fraction(1))
+    assert isinstance(found, Proof) and found.evidence["sensitivity_squared"] == "169"
+    assert rule.check(summed.trace(), found) is None
 
 
 @pytest.mark.parametrize("d2,eps", [(Fraction(1), Fraction(9)), (Fraction(1, 10**6), Fraction(1)),

@@ -39,7 +39,7 @@ from verifiers.prover.synthesis import Stuck, Synthesiser
 
 RULE = "alignment"
 RATIO = False  # the level is eps itself, exact
-SHIFT = {"const": RATIONAL, "d": Map(RATIONAL)}  # a shift's JSON (shift_json)
+SHIFT = {"const": RATIONAL, "d": Map(RATIONAL), "w?": Map(RATIONAL)}  # a shift's JSON (shift_json)
 EVIDENCE = {  # the evidence's shape, as a proof file must have it (verifiers.prover.proof_json)
     "covers": str, "neighbours": str, "draws": Map({"law": str, "scale": RATIONAL}), "eps": RATIONAL,
     "paths": [{"decisions": Map(NAT), "shifts": Map(SHIFT), "alignment": [str], "cost": RATIONAL}],
@@ -48,7 +48,18 @@ EVIDENCE = {  # the evidence's shape, as a proof file must have it (verifiers.pr
 
 
 def shift_json(a: Lin) -> dict[str, Any]:
-    return {"const": fraction_str(a.const), "d": {str(v[1]): fraction_str(k) for v, k in sorted(a.coef.items())}}
+    """``const + sum_i k_i d_i + sum_k c_k w_k``: ``d`` by input, ``w`` (differences of noise-free
+    derived values, ``v_k(x) - v_k(x')``) by IR node, present only when the shift reads one."""
+    out = {"const": fraction_str(a.const),
+           "d": {str(v[1]): fraction_str(k) for v, k in sorted(a.coef.items()) if v[0] == "d"}}
+    w = {str(v[1]): fraction_str(k) for v, k in sorted(a.coef.items()) if v[0] == "w"}
+    return out | ({"w": w} if w else {})
+
+
+def shift_from_json(s: dict[str, Any]) -> Lin:
+    coef = {("d", int(i)): Fraction(k) for i, k in s["d"].items()}
+    coef.update({("w", int(i)): Fraction(k) for i, k in s.get("w", {}).items()})
+    return Lin(Fraction(s["const"]), coef)
 
 
 def _path_label(decisions: dict[int, int]) -> str:
@@ -121,8 +132,7 @@ def _listed_shifts(evidence: dict[str, Any]) -> dict[frozenset, tuple[dict[int, 
     """The evidence's shifts and cost per path, keyed by the path's outcomes (the checker has vetted
     the shifts: draws of the program, differences of its inputs)."""
     return {frozenset((int(k), int(v)) for k, v in p["decisions"].items()):
-            ({int(e): Lin(Fraction(s["const"]), {("d", int(i)): Fraction(k) for i, k in s["d"].items()})
-              for e, s in p["shifts"].items()}, Fraction(p["cost"]))
+            ({int(e): shift_from_json(s) for e, s in p["shifts"].items()}, Fraction(p["cost"]))
             for p in evidence["paths"]}
 
 

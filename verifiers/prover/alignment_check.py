@@ -4,6 +4,11 @@ It reads only the program and the proof's evidence (per path: the outcomes that 
 it and the shift of each draw as ``const + sum_i k_i d_i``, ``d = x - x'``), and checks
 three ways:
 
+A shift is ``const + sum_i k_i d_i + sum_k c_k w_k`` where ``w_k`` is the difference
+between the values of node ``k`` on ``x`` and on ``x'``; such a node must read no random
+node (a function of the input: a clamp of a query, a table), so for fixed neighbours the
+shift is a constant and the alignment argument holds as for shifts in ``d``.
+
 1. *Cover*: the paths form a complete decision tree (every outcome of every decision is
    followed), so every run takes exactly one path.
 2. *Runs*: the IR interpreter (:func:`samplers.lang.ir.evaluate`) runs the program in
@@ -43,12 +48,16 @@ Z3_NODES = 1000
 SHAPED = {"lt", "le", "eq", "ne", "argmax", "min", "max", "abs", "clamp"}
 
 
-def _read(proof: Any) -> tuple[Fraction, list[tuple[dict[int, int], dict[int, tuple[Fraction, dict[int, Fraction]]]]]]:
+Shift = tuple[Fraction, dict[int, Fraction], dict[int, Fraction]]  # const, per input d_i, per node w_k
+
+
+def _read(proof: Any) -> tuple[Fraction, list[tuple[dict[int, int], dict[int, Shift]]]]:
     ev = proof.evidence
     out = []
     for p in ev["paths"]:
         dec = {int(k): int(v) for k, v in p["decisions"].items()}
-        shifts = {int(e): (Fraction(s["const"]), {int(i): Fraction(k) for i, k in s["d"].items()})
+        shifts = {int(e): (Fraction(s["const"]), {int(i): Fraction(k) for i, k in s["d"].items()},
+                           {int(i): Fraction(k) for i, k in s.get("w", {}).items()})
                   for e, s in p["shifts"].items()}
         out.append((dec, shifts))
     return Fraction(ev["eps"]), out
@@ -57,6 +66,14 @@ def _read(proof: Any) -> tuple[Fraction, list[tuple[dict[int, int], dict[int, tu
 def _described(ev: dict[str, Any]) -> tuple[str, dict[int, tuple[str, Fraction]]]:
     """What the evidence says of the program: its neighbour relation and its draws' laws and scales."""
     return ev["neighbours"], {int(e): (d["law"], Fraction(d["scale"])) for e, d in ev["draws"].items()}
+
+
+def _noise_free(program: Program) -> list[bool]:
+    """Nodes that read no random node: functions of the input alone, which a shift may read."""
+    free: list[bool] = []
+    for n in program.nodes:
+        free.append(not draws_randomness(n.op, n.attr) and not n.bottom and all(free[a] for a in n.args))
+    return free
 
 
 def _outcome(op: str, attr: Any, vals: list[Any], value: Any) -> int:
@@ -72,8 +89,9 @@ def _outcome(op: str, attr: Any, vals: list[Any], value: Any) -> int:
     return 0 if vals[0] < lo else (2 if vals[0] > hi else 1)
 
 
-def run(program: Program, x: list[int], eta: dict[int, Fraction]) -> tuple[tuple, dict[int, int]]:
-    """Outputs and the outcome of every shaped node that could be evaluated."""
+def _evaluate(program: Program, x: list[int], eta: dict[int, Fraction]) -> tuple[list[Any], dict[int, int]]:
+    """Every node's exact value (float clamp bounds at their exact binary value) and the outcome
+    of every shaped node."""
     vals: list[Any] = []
     outcomes: dict[int, int] = {}
     for i, n in enumerate(program.nodes):
@@ -88,15 +106,24 @@ def run(program: Program, x: list[int], eta: dict[int, Fraction]) -> tuple[tuple
             if n.op == "ite":
                 v = args[1] if args[0] else args[2]
             else:
-                v = evaluate(n.op, n.attr, args)
+                attr = tuple(Fraction(a) for a in n.attr) if n.op == "clamp" else n.attr
+                v = evaluate(n.op, attr, args)
                 if n.op in SHAPED:
-                    outcomes[i] = _outcome(n.op, n.attr, args, v)
+                    outcomes[i] = _outcome(n.op, attr, args, v)
         vals.append(v)
+    return vals, outcomes
+
+
+def run(program: Program, x: list[int], eta: dict[int, Fraction]) -> tuple[tuple, dict[int, int]]:
+    """Outputs and the outcome of every shaped node that could be evaluated."""
+    vals, outcomes = _evaluate(program, x, eta)
     return tuple(vals[o] for o in program.outputs), outcomes
 
 
-def _shift(s: tuple[Fraction, dict[int, Fraction]], d: list[int]) -> Fraction:
-    return s[0] + sum((k * d[i] for i, k in s[1].items()), Fraction(0))
+def _shift(s: Shift, d: list[int], w: dict[int, Fraction]) -> Fraction:
+    """The shift's amount for ``d = x - x'`` and ``w[k] = value of node k on x minus on x'``."""
+    return s[0] + sum((k * d[i] for i, k in s[1].items()), Fraction(0)) + sum((k * w[i] for i, k in s[2].items()),
+                                                                             Fraction(0))
 
 
 ALIGNED = ("laplace", "exponential")  # the laws whose shift by a costs |a| / b (a >= 0 when one-sided)
@@ -162,7 +189,9 @@ def check_runs(program: Program, eps: Fraction, paths: list, seed: int = 0) -> s
         if k is None:
             return f"x={x}, draws {eta}: the run takes no path of the proof"
         dec, shifts = paths[k]
-        etap = {e: v + (_shift(shifts[e], d) if e in shifts else 0) for e, v in eta.items()}
+        (here, _), (there, _) = _evaluate(program, x, eta), _evaluate(program, xp, eta)  # noise-free: eta is moot
+        w = {i: here[i] - there[i] for s in shifts.values() for i in s[2]}
+        etap = {e: v + (_shift(shifts[e], d, w) if e in shifts else 0) for e, v in eta.items()}
         if any(laws[e][0] == "exponential" and etap[e] < 0 for e in etap):
             return f"x={x}, x'={xp}: a shifted exponential draw is negative"
         outp, outcomesp = run(program, xp, etap)
@@ -170,7 +199,7 @@ def check_runs(program: Program, eps: Fraction, paths: list, seed: int = 0) -> s
             return f"x={x}, x'={xp}: the shifted run leaves path {k}"
         if outp != out:
             return f"x={x}, x'={xp}: outputs differ ({out} vs {outp})"
-        cost = sum((abs(_shift(s, d)) / laws[e][1] for e, s in shifts.items()), Fraction(0))
+        cost = sum((abs(_shift(s, d, w)) / laws[e][1] for e, s in shifts.items()), Fraction(0))
         if cost > eps:
             return f"x={x}, x'={xp}: path {k} costs {cost} > {eps}"
     return None
@@ -256,11 +285,19 @@ def _related(program: Program, xs: list, xps: list) -> Any:
     return z3.And(count, *inside)
 
 
+def _neighbour_sides(program: Program, xs: list, split: bool) -> list[list]:
+    """The ``x'`` variables to ask about: all free, or (``split``, where one coordinate differs)
+    one list per coordinate, the others being ``x``'s own, so that z3 sees equal values as equal."""
+    n = len(xs)
+    if not split or isinstance(program.neighbours, AllDiffer):
+        return [[z3.Int(f"xp{i}") for i in range(n)]]
+    return [[z3.Int(f"xp{i}") if i == j else xs[i] for i in range(n)] for j in range(n)]
+
+
 def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
     n = program.domain.size
     laws = _laws(program)
     xs = [z3.Int(f"x{i}") for i in range(n)]
-    xps = [z3.Int(f"xp{i}") for i in range(n)]
     eta = {e: z3.Real(f"eta{e}") for e in laws}
     side = _Encoder(program, xs, eta, "x")
     support = [eta[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"]
@@ -273,27 +310,34 @@ def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
     if len(picks) > many:
         step = (len(paths) - 1) / (many - 1)
         picks = sorted({round(i * step) for i in range(many)})
+    # shifts that read differences of values without noise are asked coordinate by coordinate
+    split = any(s[2] for _, shifts in paths for s in shifts.values())
     for k in picks:
-        deadline.check("while re-asking z3 about an alignment proof")
         dec, shifts = paths[k]
         if any(node not in side.outcome for node in dec):
             return f"path {k} names a node that makes no decision"
-        d = [x - y for x, y in zip(xs, xps)]
-        amount = {e: z3.RealVal(s[0]) + z3.Sum([z3.RealVal(c) * z3.ToReal(d[i]) for i, c in s[1].items()] or [z3.RealVal(0)])
-                  for e, s in shifts.items()}
-        etap = {e: eta[e] + amount.get(e, z3.RealVal(0)) for e in laws}
-        other = _Encoder(program, xps, etap, "xp")
-        same = [z3.And(side.bot[o] == other.bot[o], z3.Or(side.bot[o], side.val[o] == other.val[o]))
-                for o in program.outputs]
-        cost = z3.Sum([z3.If(a >= 0, a, -a) / z3.RealVal(laws[e][1]) for e, a in amount.items()] or [z3.RealVal(0)])
-        good = z3.And(holds(other, dec), *same, cost <= z3.RealVal(eps),
-                      *[etap[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"])
-        solver = z3.Solver()
-        solver.set("timeout", 60_000)
-        solver.add(_related(program, xs, xps), *side.facts, *other.facts, holds(side, dec), *support, z3.Not(good))
-        ans = solver.check()
-        if ans != z3.unsat:
-            return f"path {k}: z3 answered {ans} (expected unsat) to 'the alignment fails'"
+        for xps in _neighbour_sides(program, xs, split):
+            deadline.check("while re-asking z3 about an alignment proof")
+            unshifted = _Encoder(program, xps, eta, "xq")  # the values on x' that read no draw, for w
+            d = [x - y for x, y in zip(xs, xps)]
+            amount = {e: z3.RealVal(s[0]) + z3.Sum([z3.RealVal(c) * z3.ToReal(d[i]) for i, c in s[1].items()]
+                                                   + [z3.RealVal(c) * (side.val[i] - unshifted.val[i])
+                                                      for i, c in s[2].items()] or [z3.RealVal(0)])
+                      for e, s in shifts.items()}
+            etap = {e: eta[e] + amount.get(e, z3.RealVal(0)) for e in laws}
+            other = _Encoder(program, xps, etap, "xp")
+            same = [z3.And(side.bot[o] == other.bot[o], z3.Or(side.bot[o], side.val[o] == other.val[o]))
+                    for o in program.outputs]
+            cost = z3.Sum([z3.If(a >= 0, a, -a) / z3.RealVal(laws[e][1]) for e, a in amount.items()] or [z3.RealVal(0)])
+            good = z3.And(holds(other, dec), *same, cost <= z3.RealVal(eps),
+                          *[etap[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"])
+            solver = z3.Solver()
+            solver.set("timeout", 60_000)
+            solver.add(_related(program, xs, xps), *side.facts, *other.facts, *unshifted.facts, holds(side, dec),
+                       *support, z3.Not(good))
+            ans = solver.check()
+            if ans != z3.unsat:
+                return f"path {k}: z3 answered {ans} (expected unsat) to 'the alignment fails'"
     return None
 
 
@@ -340,7 +384,7 @@ def check(program: Program, proof: Any) -> str | None:
     unaligned = _unaligned(program)
     if unaligned is not None:
         return unaligned
-    draws, n = _laws(program), program.domain.size
+    draws, n, free = _laws(program), program.domain.size, _noise_free(program)
     if neighbours != program.neighbours.name:
         return f"the proof is for {neighbours} neighbours, the program has {program.neighbours.name}"
     if listed != draws:
@@ -348,6 +392,8 @@ def check(program: Program, proof: Any) -> str | None:
     for dec, shifts in paths:
         if any(e not in draws or any(not 0 <= i < n for i in s[1]) for e, s in shifts.items()):
             return f"a path ({dec}) shifts a node that is no draw or names an input the program does not have"
+        if any(not (0 <= i < len(free) and free[i]) for s in shifts.values() for i in s[2]):
+            return f"a path ({dec}) shifts by the difference of a node that reads noise (or is no node)"
     try:
         problem = check_cover(program, paths) or check_runs(program, eps, paths)
         if problem is None and len(program.nodes) <= Z3_NODES:

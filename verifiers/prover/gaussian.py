@@ -104,6 +104,10 @@ def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
     (path,) = found
     try:
         shifts = {e: a for e, a in Synthesiser(laws, diffs).align(path).shifts.items()}
+        if any(a.vars_of("w") for a in shifts.values()):
+            return NoProof("a draw's shift reads the difference of a noise-free value that is not affine "
+                           "in the inputs (a clamp, minimum, maximum or table): the Gaussian rule needs "
+                           "outputs affine in the inputs", RULE)
         sens_sq = diffs.max_cost([(a, 1 / laws[e][1] ** 2) for e, a in shifts.items()], square=True)
     except Stuck as exc:
         return NoProof(exc.reason, RULE, exc.where)

@@ -77,12 +77,17 @@ class Lin:
     def vars_of(self, kind: str) -> list[Var]:
         return [v for v in self.coef if v[0] == kind]
 
-    def part(self, kind: str) -> Lin:
-        """The terms over variables of one kind (no constant)."""
-        return Lin(0, {v: k for v, k in self.coef.items() if v[0] == kind})
+    def part(self, *kinds: str) -> Lin:
+        """The terms over variables of the given kinds (no constant)."""
+        return Lin(0, {v: k for v, k in self.coef.items() if v[0] in kinds})
 
     def rename(self, kind: str, to: str) -> Lin:
         return Lin(self.const, {((to if v[0] == kind else v[0]), v[1]): k for v, k in self.coef.items()})
+
+    def differences(self) -> Lin:
+        """The input terms as neighbour differences: ``x_i`` to ``d_i``, a noise-free derived
+        value ``v_k`` to its difference ``w_k = v_k(x) - v_k(x')`` (no constant, no noise)."""
+        return self.part("x", "v").rename("x", "d").rename("v", "w")
 
     def substitute(self, values: Mapping[Var, Lin]) -> Lin:
         out = Lin(self.const)
@@ -95,6 +100,8 @@ class Lin:
 
 
 def _name(v: Var) -> str:
+    if v[0] in "vw":  # a noise-free derived value (the IR node), its difference between x and x'
+        return f"%{v[1]}" if v[0] == "v" else f"(%{v[1]} - %{v[1]}')"
     return {"x": "x", "e": "eta_", "d": "d"}[v[0]] + (f"[{v[1]}]" if v[0] in "xd" else str(v[1]))
 
 

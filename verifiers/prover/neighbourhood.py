@@ -10,7 +10,10 @@ every integer input of the program *as traced*, which folded what the declared b
 domain only, never more of the mechanism as written.
 Linear forms have their extremes at ``t = +-s`` / box vertices, and a sum of absolute
 values of linear forms (an alignment's cost) is convex, so its maximum is at those
-points too: both are computed here exactly.
+points too: both are computed here exactly.  Shifts may also read the differences
+``w_k`` of noise-free derived values (:mod:`verifiers.prover.derived`), which range
+over sound intervals given ``t``; those prices guide the synthesis, and z3 checks the
+cost bound exactly.
 """
 
 from __future__ import annotations
@@ -22,19 +25,23 @@ from fractions import Fraction
 
 from samplers.lang.ir import Program
 from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
+from verifiers.prover.derived import Derived, derived
 from verifiers.prover.linear import Lin
 from verifiers.prover.paths import Unsupported
 
 MAX_COUPLED = 12  # all_differ: coordinates one cost component may couple (2^k vertices)
+STEPS = 64  # one_differ / replace_one: differences t = 1..STEPS (and the largest) priced one by one
 
 
 @dataclass(frozen=True)
 class Differences:
-    """The neighbour differences of a program: ``kind`` one / all / replace."""
+    """The neighbour differences of a program: ``kind`` one / all / replace; ``derived`` its
+    noise-free derived values, whose differences ``w_k`` shifts may also read."""
 
     kind: str
     n: int
     bound: tuple[int, ...]  # per coordinate, the largest |d_i|
+    derived: Derived | None = None
 
     @property
     def unit(self) -> int:
@@ -49,56 +56,106 @@ class Differences:
         return (f"{where} ({program.neighbours.name}; the conditions hold for every integer input of the "
                 "program as traced on that domain)")
 
+    def coords(self, form: Lin) -> set[int]:
+        """The input coordinates a form over ``d`` and ``w`` reads."""
+        out: set[int] = set()
+        for v in form.coef:
+            out.update({v[1]} if v[0] == "d" else self.derived.defs[v[1]].support)
+        return out
+
+    def _steps(self, j: int, forms: Sequence[Lin]) -> list[int]:
+        """The differences ``t`` of coordinate ``j`` at which the forms are extreme: linear
+        forms at ``+-1`` and ``+-m``; derived differences are piecewise linear in ``t``, so
+        every ``t`` (up to :data:`STEPS`, then the largest) is tried."""
+        m = self.bound[j]
+        if not m:
+            return []
+        if not any(v[0] == "w" for f in forms for v in f.coef):
+            return sorted({-m, -1, 1, m})
+        ts = set(range(1, min(m, STEPS) + 1)) | {m}
+        return sorted(ts | {-t for t in ts})
+
+    def _moves(self) -> dict[int, tuple[int, int]]:
+        return {i: (-b, b) for i, b in enumerate(self.bound)}
+
+    def _value_range(self, var: tuple[str, int], moves: dict) -> tuple[Fraction, Fraction]:
+        if var[0] == "d":
+            lo, hi = moves.get(var[1], (0, 0))
+            return Fraction(lo), Fraction(hi)
+        return self.derived.node_difference(var[1], moves)
+
     def extremes(self, form: Lin) -> tuple[Fraction, Fraction]:
-        """Min and max of a linear form over ``d`` on the differences."""
-        coef = [(v[1], k) for v, k in form.coef.items()]
-        if not coef:
+        """Min and max of a linear form over ``d`` (and ``w``) on the differences."""
+        if not form.coef:
             return form.const, form.const
         if self.kind == "all":
-            span = sum(abs(k) * self.bound[i] for i, k in coef)
-        else:
-            span = max(abs(k) * self.bound[i] for i, k in coef)
-        return form.const - span, form.const + span
+            return self._interval(form, self._moves())
+        coords = self.coords(form)
+        lo = hi = form.const if len(coords) < self.n else None
+        for j in coords:
+            for t in self._steps(j, [form]):
+                a, b = self._interval(form, {j: (t, t)})
+                lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+        return lo, hi
+
+    def _interval(self, form: Lin, moves: dict) -> tuple[Fraction, Fraction]:
+        lo = hi = form.const
+        for v, k in form.coef.items():
+            vlo, vhi = self._value_range(v, moves)
+            a, b = (vlo * k, vhi * k) if k > 0 else (vhi * k, vlo * k)
+            lo, hi = lo + a, hi + b
+        return lo, hi
 
     def max_cost(self, terms: Sequence[tuple[Lin, Fraction]], square: bool = False) -> Fraction:
-        """``max_d sum w |form(d)|`` (``square``: ``sum w form(d)^2``) over the differences (exact)."""
+        """``max_d sum w |form(d)|`` (``square``: ``sum w form(d)^2``) over the differences (exact
+        for forms over ``d``; derived differences range over their intervals)."""
         size = (lambda v: v * v) if square else abs
         if self.kind == "all":
             return self._max_cost_box(terms, size)
         base = sum((w * size(f.const) for f, w in terms), Fraction(0))
         touching: dict[int, list[tuple[Lin, Fraction]]] = {}
         for f, w in terms:
-            for v in f.coef:
-                touching.setdefault(v[1], []).append((f, w))
+            for j in self.coords(f):
+                touching.setdefault(j, []).append((f, w))
         best = base if len(touching) < self.n else None
         for j, ts in touching.items():
-            m = self.bound[j]
-            for t in ({-m, -1, 1, m} if m else ()):
-                val = base + sum((w * (size(f.const + f.coef[("d", j)] * t) - size(f.const)) for f, w in ts), Fraction(0))
+            rest = base - sum((w * size(f.const) for f, w in ts), Fraction(0))
+            for t in self._steps(j, [f for f, _ in ts]):
+                val = rest + self._vertex_max(ts, {j: (t, t)}, size)
                 best = val if best is None or val > best else best
         return base if best is None else best
+
+    def _vertex_max(self, terms: Sequence[tuple[Lin, Fraction]], moves: dict, size) -> Fraction:
+        """The largest ``sum w size(form)`` over the vertices of the box of the forms' variables."""
+        if len(terms) == 1:  # |form| (or its square) is largest at an end of the form's interval
+            (f, w), = terms
+            return w * max(size(v) for v in self._interval(f, moves))
+        names = sorted({v for f, _ in terms for v in f.coef})
+        corners = [sorted(set(self._value_range(v, moves))) for v in names]
+        if sum(len(c) > 1 for c in corners) > MAX_COUPLED:
+            raise Unsupported(f"an alignment cost coupling {sum(len(c) > 1 for c in corners)} input differences")
+        best = None
+        for point in itertools.product(*corners):
+            at = dict(zip(names, point))
+            val = sum((w * size(f.const + sum((k * at[v] for v, k in f.coef.items()), Fraction(0)))
+                       for f, w in terms), Fraction(0))
+            best = val if best is None or val > best else best
+        return best
 
     def _max_cost_box(self, terms: Sequence[tuple[Lin, Fraction]], size) -> Fraction:
         total = Fraction(0)
         groups: list[tuple[set[int], list[tuple[Lin, Fraction]]]] = []
         for f, w in terms:
-            coords = {v[1] for v in f.coef}
+            coords = self.coords(f)
             if not coords:
                 total += w * size(f.const)
                 continue
             joined = [g for g in groups if g[0] & coords]
             merged = (coords.union(*(g[0] for g in joined)), [(f, w)] + [t for g in joined for t in g[1]])
             groups = [g for g in groups if not (g[0] & coords)] + [merged]
-        for coords, ts in groups:
-            if len(coords) > MAX_COUPLED:
-                raise Unsupported(f"an alignment cost coupling {len(coords)} input differences")
-            order = sorted(coords)
-            best = None
-            for signs in itertools.product((-1, 1), repeat=len(order)):
-                d = {("d", j): s * self.bound[j] for j, s in zip(order, signs)}
-                val = sum((w * size(f.const + sum(k * d[v] for v, k in f.coef.items())) for f, w in ts), Fraction(0))
-                best = val if best is None or val > best else best
-            total += best
+        moves = self._moves()
+        for _, ts in groups:
+            total += self._vertex_max(ts, moves, size)
         return total
 
 
@@ -106,10 +163,11 @@ def differences(program: Program) -> Differences:
     """The program's neighbour differences; custom relations have no proof rule."""
     rel, dom = program.neighbours, program.domain
     n = dom.size
+    values = derived(program)
     if isinstance(rel, OneDiffer):
-        return Differences("one", n, (rel.sensitivity,) * n)
+        return Differences("one", n, (rel.sensitivity,) * n, values)
     if isinstance(rel, AllDiffer):
-        return Differences("all", n, (rel.sensitivity,) * n)
+        return Differences("all", n, (rel.sensitivity,) * n, values)
     if isinstance(rel, ReplaceOne):
-        return Differences("replace", n, tuple(h - l for l, h in zip(dom.lo, dom.hi)))
+        return Differences("replace", n, tuple(h - l for l, h in zip(dom.lo, dom.hi)), values)
     raise Unsupported(f"the neighbour relation {rel.name!r} is a custom predicate: no symbolic form")

@@ -2,8 +2,12 @@
 
 Inputs ``x_i`` and continuous noise draws ``eta_e`` stay symbolic; every value is an
 exact linear form over them (:class:`~verifiers.prover.linear.Lin`) or a concrete value.
-A *decision* is a node whose result depends on symbolic values non-linearly: a
-comparison, an ``argmax``, ``min`` / ``max`` / ``abs`` / ``clamp``.  Paths are the leaves
+Values without noise that are not linear in the inputs (a clamp of a query, a float64
+table) are variables ``v_k`` of their own (:mod:`verifiers.prover.derived`): functions of
+the input, not decisions, so ``x`` and ``x'`` need not take the same branch of them.
+A *decision* is a node whose result depends on noisy values non-linearly: a
+comparison, an ``argmax``, ``min`` / ``max`` / ``abs`` / ``clamp`` (and a noise-free
+comparison that chooses between noisy values).  Paths are the leaves
 of a decision tree explored depth first: at each step the smallest decision node that
 an output still needs (given the outcomes fixed so far: an ``ite`` whose condition is
 known needs only its chosen branch) is split by its outcomes.  A decision masked on a
@@ -26,6 +30,7 @@ from typing import Any
 
 from samplers import deadline
 from samplers.lang.ir import BOTTOM, COMPARE, CONTINUOUS_NOISE, LOGIC, Program, evaluate
+from verifiers.prover.derived import derived
 from verifiers.prover.linear import Lin
 
 
@@ -202,6 +207,7 @@ class _Evaluation:
 
     def __init__(self, program: Program, decisions: dict[int, int], base: _Evaluation | None = None) -> None:
         self.program = program
+        self.noise_free = derived(program).forms
         self.vals: list[Any] = []
         self.open: set[int] = set()
         self.constraints: list[tuple[int, Lin, str]] = []
@@ -211,6 +217,8 @@ class _Evaluation:
             self.vals.append(self._value(i, n, decisions) if known is None or _pending(known) else known)
 
     def _value(self, i: int, n: Any, decisions: dict[int, int]) -> Any:
+        if i in self.noise_free:  # no decision: a form over inputs and noise-free derived values
+            return self.noise_free[i]
         if n.op == "input":
             return Lin.var(("x", n.attr))
         if n.op in CONTINUOUS_NOISE:
@@ -261,7 +269,7 @@ class _Evaluation:
             for noise, other in ((a, b), (b, a)):
                 es = noise.vars_of("e")
                 if len(es) == 1 and len(noise.coef) == 1 and noise.const == 0 and not other.vars_of("e"):
-                    self.pairing.setdefault(es[0][1], other.part("x").scale(noise.coef[es[0]]))
+                    self.pairing.setdefault(es[0][1], other.part("x", "v").scale(noise.coef[es[0]]))
             return a + b
         if n.op == "neg":
             return -args[0]

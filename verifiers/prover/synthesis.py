@@ -51,8 +51,9 @@ class Alignment:
 
 
 def change(form: Lin, shifts: dict[int, Lin]) -> Lin:
-    """``g(x', eta + a) - g(x, eta)`` as a form over ``d`` (``x' = x - d``)."""
-    out = -form.part("x").rename("x", "d")
+    """``g(x', eta + a) - g(x, eta)`` as a form over ``d`` (``x' = x - d``) and the differences
+    ``w`` of noise-free derived values."""
+    out = -form.differences()
     for v, k in form.coef.items():
         if v[0] == "e" and v[1] in shifts:
             out = out + shifts[v[1]].scale(k)
@@ -90,7 +91,7 @@ class Synthesiser:
         u = self.diffs.unit
         forms = [Lin(k * u) for k in (0, 1, -1, 2, -2)]
         if pairing is not None and pairing.coef:
-            base = pairing.rename("x", "d")
+            base = pairing.differences()
             forms += [base + Lin(k * u) for k in (0, 1, -1, 2, -2)]
         if self.laws[e][0] == "exponential":
             forms = [f for f in forms if self.diffs.extremes(f)[0] >= 0]
