@@ -20,6 +20,8 @@ again with the proof's own shifts.
 
 from __future__ import annotations
 
+import math
+
 from fractions import Fraction
 from typing import Any
 
@@ -88,6 +90,9 @@ def synthesise(program: Program, eps: Fraction | None) -> tuple[list[dict], Frac
                                f"the search, pruned at the claim, ended at one costing {fraction_str(al.cost)} "
                                f"(~{float(al.cost):.6g})", RULE,
                                f"path {_path_label(path.decisions)}")
+            if al.cost == math.inf:  # a noise-free value whose change between neighbours has no bound
+                return NoProof("no alignment of finite cost: a value without noise changes without bound between "
+                               "neighbours (over every integer input)", RULE, f"path {_path_label(path.decisions)}")
             worst = max(worst, al.cost)
             found.append({"path": path, "shifts": al.shifts, "cost": al.cost})
     except Unsupported as exc:
