@@ -21,7 +21,6 @@ again with the proof's own shifts.
 from __future__ import annotations
 
 import math
-
 from fractions import Fraction
 from typing import Any
 
