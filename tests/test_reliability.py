@@ -118,7 +118,7 @@ def test_an_event_impossible_under_x_certifies_nothing(tmp_path, capsys):
 
 def test_report_prints_huge_values_of_valid_rows(tmp_path, capsys):
     row = {"id": "x", "entry": {"mechanism": "rr", "params": {"n": 2}}, "status": "ok",
-           "result": {"eps_lower": 1e30, "ratio": "inf", "certified": True, "stat_interval": [1e300, "inf"],
+           "result": {"eps_lower": 1e30, "certified": True, "stat_interval": [1e300, "inf"],
                       "limits_hit": ["time budget of 5 s reached"]}, "elapsed": 1e8}
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(row, separators=(",", ":")) + "\n")
