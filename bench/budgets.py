@@ -22,6 +22,8 @@ COMMANDS = {  # name: (argv, budget seconds); each takes far longer than its bud
     "bit-blasting": (["search", "noisy_max_geom", "-p", "m=30"], 5.0),
     "pufferfish lengths": (["pufferfish", "geometric_dp", "--c", "2", "--k", "100000"], 4.0),
     "exact sweep": (["verify", "rr", "-p", "n=12", "--backend", "enumerate", "--json"], 5.0),
+    "one large law": (["verify", "rr", "-p", "n=22", "--backend", "enumerate"], 4.0),
+    "z3 on pufferfish": (["pufferfish", "noisy_max_independent", "--eps", "0.7"], 5.0),
 }
 
 

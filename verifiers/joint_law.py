@@ -16,12 +16,27 @@ import math
 from collections import defaultdict
 from fractions import Fraction
 from operator import itemgetter
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from samplers import deadline
 from samplers.lang.builder import replay
 from samplers.lang.ir import Node, Program, evaluate, tied_maxima
 from verifiers.base import Distribution, refuse_continuous
+
+
+CHECK_EVERY = 1 << 16  # states between two looks at the clock in the loops over a large law
+
+
+def _clocked(items: Iterable[Any], size: int) -> Iterable[Any]:
+    """``items``, looking at the deadline every :data:`CHECK_EVERY` of them when there are that many."""
+    return items if size < CHECK_EVERY else _with_clock(items)
+
+
+def _with_clock(items: Iterable[Any]) -> Iterator[Any]:
+    for k, item in enumerate(items):
+        if k % CHECK_EVERY == 0:
+            deadline.check("while enumerating a large law")
+        yield item
 
 
 def specialise(program: Program, x: Sequence[int]) -> tuple[list[Node], list[int]]:
@@ -61,13 +76,13 @@ class JointLaw:
             lo, weights = n.attr
             den = math.lcm(*(w.denominator for w in weights))
             ints = [(lo + k, w.numerator * (den // w.denominator)) for k, w in enumerate(weights) if w]
-            for key, p in self.state.items():
+            for key, p in _clocked(self.state.items(), len(self.state)):
                 for v, w in ints:
                     new[key + (v,)] += p * w
             self.scale /= den
         elif n.op == "argmax" and n.attr == "uniform":
             den = math.lcm(*range(1, len(n.args) + 1))
-            for key, p in self.state.items():
+            for key, p in _clocked(self.state.items(), len(self.state)):
                 tied = tied_maxima(args_of(key))
                 share = p * (den // len(tied))
                 for t in tied:
@@ -75,7 +90,7 @@ class JointLaw:
             self.scale /= den
         else:
             memo: dict[tuple, Any] = {}
-            for key, p in self.state.items():
+            for key, p in _clocked(self.state.items(), len(self.state)):
                 args = args_of(key)
                 v = memo.get(args, memo)
                 if v is memo:
@@ -98,7 +113,7 @@ class JointLaw:
     def _marginal(self, ids: Sequence[int]) -> dict[tuple, int]:
         get = self._getter(ids)
         out: dict[tuple, int] = defaultdict(int)
-        for key, p in self.state.items():
+        for key, p in _clocked(self.state.items(), len(self.state)):
             out[get(key)] += p
         return out
 
@@ -136,7 +151,8 @@ def distribution(program: Program, x: Sequence[int]) -> Distribution:
         if any(last[j] <= i for j in law.live):
             law.keep([j for j in law.live if last[j] > i])
     result: Distribution = defaultdict(Fraction)
-    for vals, p in law.project(outs).items():
+    projected = law.project(outs)
+    for vals, p in _clocked(projected.items(), len(projected)):
         result[output_value(program, vals)] += p
     return dict(result)
 

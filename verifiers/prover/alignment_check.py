@@ -39,6 +39,7 @@ from samplers import deadline
 from samplers.lang.builder import draws_randomness
 from samplers.lang.ir import BOTTOM, Program, evaluate
 from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
+from verifiers.z3_timeout import bounded_ms
 
 TRIALS = 80
 Z3_PATHS = 12
@@ -332,10 +333,11 @@ def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
             good = z3.And(holds(other, dec), *same, cost <= z3.RealVal(eps),
                           *[etap[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"])
             solver = z3.Solver()
-            solver.set("timeout", 60_000)
+            solver.set("timeout", bounded_ms(60_000))
             solver.add(_related(program, xs, xps), *side.facts, *other.facts, *unshifted.facts, holds(side, dec),
                        *support, z3.Not(good))
             ans = solver.check()
+            deadline.check("while re-checking an alignment with z3")
             if ans != z3.unsat:
                 return f"path {k}: z3 answered {ans} (expected unsat) to 'the alignment fails'"
     return None

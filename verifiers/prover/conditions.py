@@ -28,6 +28,7 @@ from verifiers.prover.derived import Derived, z3_op
 from verifiers.prover.linear import Lin
 from verifiers.prover.neighbourhood import Differences
 from verifiers.prover.paths import Path
+from verifiers.z3_timeout import bounded_ms
 
 QUERY_TIMEOUT_MS = 10_000
 
@@ -160,9 +161,10 @@ class Discharger:
         if key not in self.answers:
             deadline.check("while discharging alignment conditions with z3")
             solver = z3.Solver()
-            solver.set("timeout", QUERY_TIMEOUT_MS)
+            solver.set("timeout", bounded_ms(QUERY_TIMEOUT_MS))
             build(solver)
             self.answers[key] = str(solver.check())
+            deadline.check("while discharging alignment conditions with z3")
         return self.answers[key]
 
     def changed(self, form: Lin, shifts: dict[int, Lin], rel: str | None) -> str:

@@ -31,6 +31,7 @@ from typing import Any, Mapping, Sequence
 
 import z3
 
+from samplers import deadline
 from samplers.errors import ParameterError, SolverUnknown
 from samplers.lang.ir import Program
 from verifiers.base import Distribution, ExactBackend, Output
@@ -38,10 +39,10 @@ from verifiers.smt.hmm import HMM, Param, Weights, total
 from verifiers.smt.hmm_compile import START, Decoder, hmm_from_program
 from verifiers.smt.poly import Entry, Poly, substitute, to_z3, variables
 from verifiers.ratio import Ratio, ratio
+from verifiers.z3_timeout import Z3_MAX_MS, bounded_ms
 
 SAT, UNSAT, UNKNOWN = "sat", "unsat", "unknown"
 ENCODINGS = ("auto", "symbolic", "enumerated")
-Z3_MAX_MS = 2**32 - 1  # z3 reads its "timeout" parameter as an unsigned 32-bit count of milliseconds
 
 
 def rational(c: Fraction) -> z3.ArithRef:
@@ -81,8 +82,9 @@ class _Query:
 
     def solver(self, logic: str | None = None) -> z3.Solver:
         s = z3.SolverFor(logic) if logic else z3.Solver()
-        if self.timeout_ms is not None:
-            s.set("timeout", self.timeout_ms)
+        ms = bounded_ms(self.timeout_ms)  # the command's time budget bounds every z3 call too
+        if ms is not None:
+            s.set("timeout", ms)
         if self.rlimit is not None:
             s.set("rlimit", self.rlimit)
         return s
@@ -214,6 +216,7 @@ def _symbolic(q: _Query) -> Verdict:
     s.add(cons)
     t1 = time.perf_counter()
     res = s.check()
+    deadline.check("while z3 decided a query")
     t2 = time.perf_counter()
     v = Verdict(UNKNOWN, q.k, queries=1, build_seconds=t1 - t0, solve_seconds=t2 - t1)
     if res == z3.unsat:
@@ -301,6 +304,7 @@ def _enumerated(q: _Query) -> Verdict:
         s.add(to_z3(goal, env) > 0)
         t1 = time.perf_counter()
         res = s.check()
+        deadline.check("while z3 decided a query")
         solve += time.perf_counter() - t1
         v.queries += 1
         if res == z3.sat:
