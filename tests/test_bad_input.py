@@ -204,6 +204,10 @@ CASES = [
     # item 16: a negative input is read as written (then checked against the domain)
     _bad("dist", "rr", "--input", "-1,0,0,0", msg="outside the domain"),
     _bad("search", "rr", "--claimed-eps", "-1/2", msg="non-negative"),
+    # issue 31: an empty path names no file (it printed the result and wrote nothing)
+    _bad("prove", "rr", "--out", "", msg="names no file"),
+    _bad("search", "rr", "--plot", "", msg="names no file"),
+    _bad("suite", "discrete", "--out", "", msg="names no file"),
     # issue 31: tracebacks of the testers and black boxes
     _bad("estimate", "laplace", "-p", "eps=1e-300", "--samples", "100000", msg="classifier needs finite ones"),
     _bad("test", "laplace", "--eps", "0.1", "--method", "audit", "--samples", "10000000000", "--time-budget", "5",

@@ -101,3 +101,15 @@ def test_code_deaf_to_the_deadline_is_stopped_by_the_parent(capsys, folder):
     code, out, err = run(capsys, "prove", f"{folder}/hostile.py:deaf_loop", "--size", "1", "--domain", "0..1",
                          "--time-budget", "1")
     assert code == 3 and "kept running past the time budget of 1 s" in err, err
+
+
+def test_a_suite_entry_that_leaves_a_thread_running_ends_with_its_result(tmp_path):
+    """The entry's process ends once it answered: a non-daemon thread held it to the hard limit (50 s)."""
+    from hybrid.suites.runner import run_suite
+    from hybrid.suites.suite_file import load_suite
+
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    (tmp_path / "s.toml").write_text('[[entry]]\nmechanism = "hostile.py:lingers"\nsize = 1\ndomain = "0..1"\n'
+                                     'budget = 10\ntime_limit = 40\n')
+    (row,) = run_suite(load_suite(str(tmp_path / "s.toml")), jobs=1)
+    assert row["status"] == "ok" and row["elapsed"] < 40

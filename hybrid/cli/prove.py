@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from verifiers.prover.prove import prove
 
     mech, params = resolve(args)
-    out = out_path(args.out) if args.out else None  # checked before the work
+    out = out_path(args.out) if args.out is not None else None  # checked before the work ('' names no file)
     program = mech.trace(**params)
     claim = None if args.eps is None else Fraction(args.eps)
     found = prove(program, claim, time_budget=float(args.time_budget))

@@ -46,9 +46,11 @@ def _bar(total: int, quiet: bool) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.resume and not args.out:
-        from samplers.errors import ParameterError
+    from samplers.errors import ParameterError
 
+    if args.out is not None and not args.out.strip():
+        raise ParameterError("--out '' names no file")
+    if args.resume and not args.out:
         raise ParameterError("--resume needs --out FILE")
     suite = load_suite(args.suite)
     bar = _bar(len(suite.entries), args.json)

@@ -194,6 +194,9 @@ def _entry_main(runner: Callable[[Any], dict[str, Any]], entry: Any, numba_threa
     with open(part, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(part, answer)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(0)  # answered: a thread the entry's code left running must not hold this process to the hard limit
 
 
 if __name__ == "__main__":  # the fresh-interpreter start, for daemonic supervisors
