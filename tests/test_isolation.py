@@ -113,3 +113,11 @@ def test_a_suite_entry_that_leaves_a_thread_running_ends_with_its_result(tmp_pat
                                      'budget = 10\ntime_limit = 40\n')
     (row,) = run_suite(load_suite(str(tmp_path / "s.toml")), jobs=1)
     assert row["status"] == "ok" and row["elapsed"] < 40
+
+
+def test_memory_is_limited_in_the_childs_process(capsys, tmp_path):
+    (tmp_path / "hungry.py").write_text("import numpy as np\ndef alg(prng, queries, epsilon):\n"
+                                        "    return float(np.ones(2**31).sum())\n")  # 16 GiB
+    code, out, err = run(capsys, "prove", f"{tmp_path}/hungry.py:alg", "--size", "1", "--domain", "0..1",
+                         "--memory", "4")
+    assert code == 2 and "MemoryError" in err and len(err.strip().splitlines()) == 1, err

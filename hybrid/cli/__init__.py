@@ -53,6 +53,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, module in COMMANDS.items():
         if command in (None, name):
             importlib.import_module(f"hybrid.cli.{module}").register(subs)
+            if name not in ("list", "report", "suite"):  # the commands that may run the user's code
+                isolation.add_memory_option(subs.choices[name])
     return parser
 
 
@@ -67,8 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.startup = process_elapsed() if argv is None else 0.0  # a command's time budget counts its start-up
     try:
         if os.environ.get(INLINE) != "1" and isolation.names_user_code(args.command, words[1:]):
-            budget = getattr(args, "time_budget", None)
-            return _guarded(lambda: isolation.run_isolated(lambda: _guarded(lambda: args.run(args)), budget))
+            budget, memory = getattr(args, "time_budget", None), getattr(args, "memory", None)
+            return _guarded(lambda: isolation.run_isolated(lambda: _guarded(lambda: args.run(args)), budget, memory))
         return _guarded(lambda: args.run(args))
     finally:
         if argv is None:  # the process ends now: its objects (numba's are many) need no collection at exit

@@ -2,7 +2,8 @@
 
 A command whose arguments name the user's code (``file.py:alg``, ``module:alg``, or a witness
 or proof file that ``certify`` reads) runs in a forked child.  The child has no standard input,
-an address-space limit (``DPHYBRID_MEMORY``, default :data:`MEMORY_SHARE` of the machine), its
+an address-space limit (``--memory``, else ``DPHYBRID_MEMORY``, else :data:`MEMORY_SHARE` of the
+machine), its
 output relayed through pipes (at most :data:`MAX_OUTPUT` bytes), Ctrl-C left to the parent,
 and it sends its exit status on a pipe of its own before it ends.  The parent waits for that
 status, for at most the command's time budget + 20 % (+ :data:`GRACE` for start-up): an
@@ -13,6 +14,7 @@ exit status 2 (3 for the time budget), never in silence, a traceback or a hang.
 
 from __future__ import annotations
 
+import argparse
 import codecs
 import ctypes
 import io
@@ -47,8 +49,19 @@ def names_user_code(command: str, words: list[str]) -> bool:
     return command == "certify" or any(is_function_spec(w) for w in words if not w.startswith("-"))
 
 
-def memory_limit() -> int | None:
-    """The child's address-space limit in bytes: ``$DPHYBRID_MEMORY`` (GiB), else a share of the machine."""
+def add_memory_option(parser: argparse.ArgumentParser) -> None:
+    """``--memory GIB`` on a command that may run the user's code."""
+    from hybrid.cli.argtypes import positive
+
+    parser.add_argument("--memory", type=positive, metavar="GIB", default=None,
+                        help="address-space limit of the process that runs your code, in GiB (default "
+                             "$DPHYBRID_MEMORY, else 3/4 of the machine's memory)")
+
+
+def memory_limit(gib: float | None = None) -> int | None:
+    """The child's address-space limit in bytes: ``gib``, else ``$DPHYBRID_MEMORY`` (GiB), else a share of the machine."""
+    if gib is not None:
+        return int(gib * 2**30)
     text = os.environ.get("DPHYBRID_MEMORY", "").strip()
     if text:
         try:
@@ -103,7 +116,7 @@ def _child(command: Callable[[], int], status_w: int, out_w: int, err_w: int, tt
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         code = command()
     except BaseException as e:  # noqa: BLE001 (the user's code may raise anything: say it, in one line)
-        reason = "out of memory (raise DPHYBRID_MEMORY)" if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
+        reason = "out of memory (raise --memory)" if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
         os.write(2, f"dphybrid: error: the command stopped: {reason}\n".encode(errors="backslashreplace"))
         code = 2
     try:
@@ -137,9 +150,9 @@ class _Relay:
             out.flush()
 
 
-def run_isolated(command: Callable[[], int], time_budget: float | None) -> int:
+def run_isolated(command: Callable[[], int], time_budget: float | None, memory_gib: float | None = None) -> int:
     """``command()``'s exit status, run in a child process (see the module docstring)."""
-    memory = memory_limit()
+    memory = memory_limit(memory_gib)
     ttys = tuple(_isatty(s) for s in (sys.stdout, sys.stderr))
     for s in (sys.stdout, sys.stderr):
         s.flush()
