@@ -96,7 +96,6 @@ def test_a_catalogue_mechanism_runs_in_process(capsys):
     assert code == 0 and "rr" in out
 
 
-@pytest.mark.slow
 def test_code_deaf_to_the_deadline_is_stopped_by_the_parent(capsys, folder):
     code, out, err = run(capsys, "prove", f"{folder}/hostile.py:deaf_loop", "--size", "1", "--domain", "0..1",
                          "--time-budget", "1")

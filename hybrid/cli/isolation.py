@@ -6,7 +6,7 @@ an address-space limit (``--memory``, else ``DPHYBRID_MEMORY``, else :data:`MEMO
 machine), its
 output relayed through pipes (at most :data:`MAX_OUTPUT` bytes), Ctrl-C left to the parent,
 and it sends its exit status on a pipe of its own before it ends.  The parent waits for that
-status, for at most the command's time budget + 20 % (+ :data:`GRACE` for start-up): an
+status, for at most the command's time budget + 20 % (at least :data:`GRACE` more): an
 ``os._exit`` or a crash in the user's code, a thread it leaves running, a closed ``sys.stdout``,
 an endless loop, an exception that is not an ``Exception`` all end in one line on stderr and
 exit status 2 (3 for the time budget), never in silence, a traceback or a hang.
@@ -30,7 +30,7 @@ from samplers.errors import ParameterError
 
 MAX_OUTPUT = 64 * 2**20  # bytes of the child's stdout and stderr relayed; the rest is cut, and that said
 MEMORY_SHARE = 0.75  # of the machine's memory, the child's default address-space limit
-GRACE = 10.0  # seconds past the budget + 20 % before the parent stops a child (start-up, teardown)
+GRACE = 1.0  # seconds past the budget, at least, before the parent stops a child (its own stop, teardown)
 SLACK = 1.2
 DRAIN = 2.0  # seconds the output may still flow after the child answered
 CHUNK = 65536
@@ -168,7 +168,7 @@ def run_isolated(command: Callable[[], int], time_budget: float | None, memory_g
         os.close(fd)
     _Relay.budget = MAX_OUTPUT
     relays = {out_r: _Relay(lambda: sys.stdout), err_r: _Relay(lambda: sys.stderr)}
-    deadline = None if time_budget is None else time.monotonic() + time_budget * SLACK + GRACE
+    deadline = None if time_budget is None else time.monotonic() + max(time_budget * SLACK, time_budget + GRACE)
     status = b""
     sel = selectors.DefaultSelector()
     for fd in (status_r, out_r, err_r):
