@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         from hybrid.cli.summary import print_search
 
         print_search(data)
-    if not data["certified"] and data["witness"] is None:  # not even a statistical bound: nothing to plot
+    if not data["certified"] and data["witness"] is None and data.get("proof") is None:  # nothing at all
         return no_result(data["note"] or "the search found no bound", "raise --time-budget")
     if plot is not None:  # after the result is out, so a plot that cannot be written loses nothing
         from hybrid.suites.plots import search_plot

@@ -32,7 +32,8 @@ def interval_line(r: dict[str, Any], label: str = "") -> str:
     gap = "" if upper in (0, "inf") or lower == "inf" else f"gap {100 * (upper - lower) / upper:.2f}%; "
     source = r.get("upper_source") or "global verification"
     claim = "" if r.get("proved_dp") is None else f"; proved {r['claimed_eps']:g}-DP: {r['proved_dp']}"
-    return f"  {label}eps in [{lower_str(lower)}, {up}] ({gap}lower certified, upper by {source}{claim})"
+    low = "lower certified" if r.get("certified") else "no certified lower bound"
+    return f"  {label}eps in [{lower_str(lower)}, {up}] ({gap}{low}, upper by {source}{claim})"
 
 
 def float_lines(r: dict[str, Any]) -> list[str]:

@@ -73,10 +73,8 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
     clock.stage("compile")
     backend = ContinuousBackend(program)
     sampler = s.sampler(program)
-    if sampler is None:
-        return uncertified(s, program, None, "no certified result: the sampler was not compiled in time")
     clock.stage("prove")
-    prove_stage(s, program)
+    prove_stage(s, program)  # it needs no sampler: a program too large to compile may still be proved
     clock.stage("propose")
     s.say("testing candidate pairs")
     full = s.budget
@@ -89,6 +87,9 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
     s.say("certifying candidates with rigorous enclosures")
     try:
         finite = backend.finite_outputs(pairs[0].x)
+        if not finite and sampler is None:  # events on released values are tuned on samples
+            return attach(s, uncertified(s, program, None, "no certified result: the sampler was not compiled in "
+                                                           "time, and events on released values are tuned on samples"))
         run = _Finite(s, backend) if finite else _Numeric(s, backend, sampler)
         best = run.certify(_candidates(s, program, pairs, patterns_first=not finite))
         proposed = _proposed(s, backend, interval)
