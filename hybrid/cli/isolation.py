@@ -197,6 +197,9 @@ def run_isolated(command: Callable[[], int], time_budget: float | None, memory_g
         _kill(pid)
         sys.stderr.write("dphybrid: interrupted\n")
         return 130
+    except BaseException:  # our own output failing (a closed pipe): the child goes with us
+        _kill(pid)
+        raise
     finally:
         for fd in list(sel.get_map()):
             os.close(fd)
