@@ -144,6 +144,7 @@ NAN_PROGRAMS = {
     "nan_on_a_path": "return np.nan if queries[0] >= 1 else 0.0",
     "nan_sum": "return queries[0] + np.nan",
     "nan_product": "return (queries[0] >= 1) * np.nan",
+    "nan_maximum": "return np.maximum(queries[0] * 1.0, np.nan)",  # numpy: nan; Python's max: the query
     "nan_beside_noise": "return queries[0] + prng.laplace(scale=1.0) + np.nan",
     "nan_compared_with_noise": "return queries[0] + prng.laplace(scale=1.0) > np.nan",
     "infinite_result": "return np.inf",

@@ -127,10 +127,15 @@ def op_grid(op: str, attr: Any, grids: Sequence[Grid], nodes: Sequence[Any]) -> 
 
 def evaluate_exactly(op: str, attr: Any, vals: Sequence[Any]) -> Any:
     """The real value of ``op`` on the given (exact) operand values; None where an operand is infinite or
-    NaN, which has none (the operation is then read in float64 only: ``q < nan`` is False)."""
+    NaN, which has none (the operation is then read in float64 only: ``q < nan`` is False).  A minimum or
+    maximum of NaN is refused: numpy's is NaN, Python's (which the float64 reading evaluates) depends on
+    the order of the operands."""
+    from samplers.errors import LanguageError
     from samplers.lang.ir import evaluate
 
     if any(isinstance(v, float) and not math.isfinite(v) for v in vals):
+        if op in ("min", "max", "clamp", "argmax") and any(isinstance(v, float) and math.isnan(v) for v in vals):
+            raise LanguageError(f"{op} of NaN: numpy's result is NaN, Python's is not; take NaN out first")
         return None
     exact_attr = tuple(Fraction(a) for a in attr) if op == "clamp" else attr
     return evaluate(op, exact_attr, [Fraction(v) if isinstance(v, float) else v for v in vals])
