@@ -107,7 +107,8 @@ class Builder:
         if isinstance(value, bool):
             value = int(value)
         if isinstance(value, float):
-            return self._append(Node("const", (), value, value, value, FLOAT), ("const", "f", value))
+            # shared by its hex text: -0.0 == 0.0 yet they differ (repr, copysign, 1 / x); every NaN is "nan"
+            return self._append(Node("const", (), value, value, value, FLOAT), ("const", "f", value.hex()))
         if isinstance(value, int):
             return self._append(Node("const", (), value, value, value, INT), ("const", "i", value))
         raise LanguageError(f"cannot use {value!r} (a {type(value).__name__}) as a program value")

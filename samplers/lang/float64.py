@@ -126,12 +126,35 @@ def op_grid(op: str, attr: Any, grids: Sequence[Grid], nodes: Sequence[Any]) -> 
 
 
 def evaluate_exactly(op: str, attr: Any, vals: Sequence[Any]) -> Any:
-    """The real value of ``op`` on the given (exact) operand values."""
+    """The real value of ``op`` on the given (exact) operand values; None where an operand is infinite or
+    NaN, which has none (the operation is then read in float64 only: ``q < nan`` is False).  A minimum or
+    maximum of NaN is refused: numpy's is NaN, Python's (which the float64 reading evaluates) depends on
+    the order of the operands."""
+    from samplers.errors import LanguageError
     from samplers.lang.ir import evaluate
 
+    if any(isinstance(v, float) and not math.isfinite(v) for v in vals):
+        if op in ("min", "max", "clamp", "argmax") and any(isinstance(v, float) and math.isnan(v) for v in vals):
+            raise LanguageError(f"{op} of NaN: numpy's result is NaN, Python's is not; take NaN out first")
+        return None
     exact_attr = tuple(Fraction(a) for a in attr) if op == "clamp" else attr
     return evaluate(op, exact_attr, [Fraction(v) if isinstance(v, float) else v for v in vals])
 
 
 def is_negative_zero(v: Any) -> bool:
     return isinstance(v, float) and v == 0 and math.copysign(1.0, v) < 0
+
+
+def refuse_non_finite(nodes: Iterable[Any]) -> None:
+    """Raise LanguageError for an infinite or NaN constant left in a finished program.
+
+    Noise-free operations on one were evaluated in float64 (and folded, or refused where the value is
+    not finite); one that is left meets continuous noise, read as real numbers, which have neither.
+    """
+    from samplers.errors import LanguageError
+
+    for n in nodes:
+        if n.op == "const" and isinstance(n.attr, float) and not math.isfinite(n.attr):
+            hint = "; start a running maximum from the first value, not -inf" if math.isinf(n.attr) else ""
+            raise LanguageError(f"the constant {n.attr} meets continuous noise, whose values are read as real "
+                                f"numbers (which have no inf or NaN){hint}")

@@ -20,6 +20,7 @@ from samplers.errors import LanguageError, ParameterError
 from samplers.lang.builder import Builder
 from samplers.lang.domain import IntsSpec
 from samplers.lang.exact import exact
+from samplers.lang.float64 import refuse_non_finite
 from samplers.lang.ir import Program
 from samplers.lang.neighbours import Neighbours
 from samplers.lang.trace import Sym, lift, tracing
@@ -183,6 +184,7 @@ class Mechanism:
                 raise LanguageError(f"mechanism {self.name} returned an empty tuple")
             outs = [lift(v, isinstance(v, float)) for v in items]
         nodes, outs = b.finish(outs)
+        refuse_non_finite(nodes)
         return Program(
             name=self.name,
             params=tuple(params.items()),

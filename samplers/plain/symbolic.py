@@ -9,7 +9,8 @@ user's line, except for a 0/1 value (a comparison), which forks like ``bool()``.
 cannot be hashed: a dict or set would look it up by identity, not by value.
 :class:`NoisyBool` marks the values numpy holds as booleans (comparisons, logical
 operations), on which some numpy operations differ from integer ones (``+`` is a
-logical or, ``~`` a logical not).
+logical or, ``~`` a logical not).  Every other symbolic value is a float where its node
+is a float one, else an integer: :func:`numeric_kind` is the type the caller receives.
 
 :class:`SymArray` is a one-dimensional array of such values and plain numbers, with the
 ndarray methods mechanism code uses (``argmax``, ``max``, ``sum``, ``cumsum``, ``clip``,
@@ -111,6 +112,22 @@ def numeric_kind(v: Any) -> str:
     return "i" if isinstance(v, (int, np.integer, Sym)) else "O"
 
 
+def promoted(kinds: Any) -> str:
+    """numpy's kind of an array holding values of these kinds: bool < int < float ("O" if any is not a number)."""
+    kinds = set(kinds)
+    return "O" if "O" in kinds else next((k for k in "fib" if k in kinds), "O")
+
+
+def as_kind(v: Any, kind: str) -> Any:
+    """A number as an array of numpy's ``kind`` holds it: a bool stored among numbers is 0/1, an int among
+    floats a float (``v * 1.0``, which rounds as numpy's conversion does); anything else unchanged."""
+    if kind == "f" and not floating(v) and numeric_kind(v) in "bi":
+        return Noisy(Sym.__mul__(v, 1.0).id) if isinstance(v, Sym) else float(v)
+    if kind in "iu" and boolean(v):
+        return Noisy(v.id) if isinstance(v, Sym) else int(v)
+    return v
+
+
 class _Buffer:
     """The elements an array and its views share, and why writing them is refused ("" when allowed)."""
 
@@ -130,9 +147,13 @@ class SymArray(NDArrayOperatorsMixin):
     __array_priority__ = 1000
 
     def __init__(self, items: Any, dtype: Any = None, *, writable: str = "") -> None:
-        self._buffer = _Buffer(list(items), writable)  # ``writable``: why element assignment is refused
-        self._where: range | None = None  # positions in the buffer (a view), or None: all of it
+        items = list(items)
         self.known_dtype = None if dtype is None else np.dtype(dtype)
+        # one kind for all elements, as numpy's array has: np.array([q, 0.5])[0] is a float
+        kind = self.known_dtype.kind if dtype is not None else promoted(numeric_kind(v) for v in items)
+        items = [as_kind(v, kind) for v in items] if kind in "iuf" else items
+        self._buffer = _Buffer(items, writable)  # ``writable``: why element assignment is refused
+        self._where: range | None = None  # positions in the buffer (a view), or None: all of it
 
     @property
     def unwritable(self) -> str:
@@ -224,9 +245,7 @@ class SymArray(NDArrayOperatorsMixin):
         if kind not in "biuf":
             raise untraceable("an element is assigned into an array whose numpy dtype the tracer cannot tell",
                               "item assignment")
-        if kind != "b" and boolean(new):  # a bool stored in a number array is the number 0 or 1
-            return Noisy(new.id) if isinstance(new, Sym) else int(new)
-        return new
+        return as_kind(new, kind)  # a bool stored in a number array is 0 or 1, an int in a float array a float
 
     def __bool__(self) -> bool:
         if len(self.items) != 1:
@@ -312,6 +331,7 @@ def wrap(v: Any, as_boolean: bool = False) -> Any:
     return v
 
 
-__all__ = ["BOTTOM", "Noisy", "NoisyBool", "SymArray", "boolean", "floating", "numeric_kind", "wrap"]
+__all__ = ["BOTTOM", "Noisy", "NoisyBool", "SymArray", "as_kind", "boolean", "floating", "numeric_kind", "promoted",
+           "wrap"]
 
 from samplers.plain import dispatch  # noqa: E402  (the handlers use the classes above)
