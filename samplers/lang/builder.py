@@ -300,6 +300,8 @@ class Builder:
         """Constant folding and range-based simplification; None when nothing applies."""
         if op in _FOLDABLE and all(n.is_const for n in nodes):
             vals = [n.attr for n in nodes]
+            if op in ("min", "max", "clamp", "argmax") and any(isinstance(v, float) and v != v for v in vals):
+                raise LanguageError(f"{op} of NaN: numpy's answer (NaN, or the NaN's index) is not Python's")
             if op == "argmax" and attr == "uniform" and len(tied_maxima(vals)) > 1:
                 return None
             return self.const(evaluate(op, attr, vals))
