@@ -131,12 +131,16 @@ def delta_text(delta: Any) -> str:
 
     ``delta`` is a proof JSON's: a float, or ``"p/q"`` / ``"0"`` for an exact one."""
     value = Fraction(delta) if isinstance(delta, str) else delta
-    if not value:
-        return ""
-    up = Context(prec=6, rounding=ROUND_CEILING)  # six significant digits, rounded up: deltas are tiny
-    shown = (up.divide(Decimal(value.numerator), Decimal(value.denominator)) if isinstance(value, Fraction)
-             else up.plus(Decimal(value)))
-    return f", delta <= {shown}"
+    return f", delta <= {delta_str(value, up=True)}" if value else ""
+
+
+def delta_str(delta: Any, *, up: bool, digits: int = 6) -> str:
+    """A delta for people: ``digits`` significant digits (deltas are tiny), rounded up for an upper
+    bound and down for a lower one; ``delta`` a float, a Fraction or ``"p/q"``."""
+    value = Fraction(delta) if isinstance(delta, str) else delta
+    ctx = Context(prec=digits, rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return str(ctx.divide(Decimal(value.numerator), Decimal(value.denominator)) if isinstance(value, Fraction)
+               else ctx.plus(Decimal(value)))
 
 
 def witness_to_json(mechanism: str, params: Mapping[str, Any], x: Any, x_prime: Any, event: Any) -> dict[str, Any]:
@@ -220,6 +224,15 @@ def eps_value(v: Any, what: str = "eps") -> float | Fraction:
 def eps_text(v: float | Fraction) -> str:
     """An epsilon for a person: ``7/10`` for a rational, ``0.7`` for a float."""
     return fraction_str(v) if isinstance(v, Fraction) else f"{v:g}"
+
+
+def delta_value(v: Any, what: str = "delta") -> float | Fraction:
+    """A claimed delta in [0, 1] from a number or text (:func:`verifiers.prover.proof.check_delta`):
+    a rational stays exact, a decimal is a float, as :func:`eps_value` reads an eps."""
+    from verifiers.prover.proof import check_delta
+
+    q = check_delta(v, what)
+    return q if isinstance(v, Fraction) or (isinstance(v, str) and "/" in v) else float(v)
 
 
 def float_at_most(v: float | Fraction) -> float:

@@ -13,7 +13,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from hybrid.formats import eps_value
+from hybrid.formats import delta_value, eps_value
 from hybrid.searcher.budget import MAX_PRECISION, MAX_SAMPLES
 from samplers.errors import ParameterError
 from samplers.lang.exact import exact
@@ -82,6 +82,14 @@ def epsilon(text: str) -> float | Fraction:
         return eps_value(text, "eps")
     except ParameterError as e:
         raise argparse.ArgumentTypeError(str(e).removeprefix("eps ")) from None
+
+
+def delta(text: str) -> float | Fraction:
+    """A claimed delta in [0, 1]: ``1/1000`` stays the exact rational, ``1e-3`` is a float."""
+    try:
+        return delta_value(text)
+    except ParameterError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("delta ")) from None
 
 
 def positive(text: str) -> float:

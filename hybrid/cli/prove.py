@@ -15,6 +15,7 @@ from typing import Any
 from hybrid.cli import argtypes
 from hybrid.cli.common import add_mechanism_args, emit_json, resolve, time_limited
 from hybrid.cli.render import params_text
+from samplers.errors import ParameterError
 
 DEFAULT_TIME_BUDGET = 60.0
 
@@ -24,6 +25,9 @@ def register(subs: argparse._SubParsersAction) -> None:
     add_mechanism_args(p)
     p.add_argument("--eps", type=argtypes.epsilon, default=None,
                    help="the eps to prove (default: the smallest eps a rule proves)")
+    p.add_argument("--delta", type=argtypes.delta, default=None,
+                   help="with --eps: prove (eps, delta)-DP, delta in [0, 1] (e.g. 1e-5 or 1/1000): a proof "
+                        "counts only when its delta at eps is at most this")
     p.add_argument("--out", metavar="FILE", help="save the proof as JSON (re-check it with 'dphybrid certify FILE')")
     p.add_argument("--time-budget", type=argtypes.positive, default=DEFAULT_TIME_BUDGET, metavar="SECONDS",
                    help=f"time for all proof rules together (default {DEFAULT_TIME_BUDGET:g}); a rule it stops "
@@ -37,14 +41,17 @@ def run(args: argparse.Namespace) -> int:
     from verifiers.prover.proof import Proof
     from verifiers.prover.prove import prove
 
+    if args.delta is not None and args.eps is None:
+        raise ParameterError("--delta needs --eps: delta is claimed at an eps")
     mech, params = resolve(args)
     out = out_path(args.out) if args.out is not None else None  # checked before the work ('' names no file)
     program = mech.trace(**params)
     claim = None if args.eps is None else Fraction(args.eps)
-    found = prove(program, claim, time_budget=float(args.time_budget))
+    found = prove(program, claim, delta=args.delta, time_budget=float(args.time_budget))
     proved = isinstance(found, Proof)
     data: dict[str, Any] = {
         "mechanism": mech.name, "params": params_to_json(params), "eps": None if claim is None else float(claim),
+        "delta": None if args.delta is None else float(args.delta),
         "proved": proved, "proof": found.to_json() if proved else None,
         "no_proof": [] if proved else [n.to_json() for n in found],
     }
@@ -54,11 +61,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(data)
     else:
-        _print(data, program.domain.describe(), args.eps)
+        _print(data, program.domain.describe(), args.eps, args.delta)
     return 0
 
 
-def _print(d: dict[str, Any], domain: str, eps: Any) -> None:
+def _print(d: dict[str, Any], domain: str, eps: Any, delta: Any) -> None:
     from hybrid.formats import delta_text, eps_text, proved_upper_str
 
     head = f"{d['mechanism']} {params_text(d['params'])}"
@@ -72,6 +79,8 @@ def _print(d: dict[str, Any], domain: str, eps: Any) -> None:
             print(f"  proof written to {d['written']} (re-check: dphybrid certify {d['written']})")
         return
     claim = f" of {eps_text(eps)}-DP" if eps is not None else ""
+    if delta is not None:
+        claim = f" of ({eps_text(eps)}, {eps_text(delta)})-DP"
     print(f"{head}: no proof{claim}")
     for n in d["no_proof"]:
         where = f" [{n['where']}]" if n["where"] else ""

@@ -20,6 +20,10 @@ def register(subs: argparse._SubParsersAction) -> None:
                    help="width of the certified bracket (default 1e-3)")
     p.add_argument("--claimed-eps", type=argtypes.epsilon, default=None,
                    help="the epsilon the mechanism claims (e.g. 1 or 7/10)")
+    p.add_argument("--delta", type=argtypes.delta, default=None,
+                   help="with --claimed-eps: the claim is (eps, delta)-DP, delta in [0, 1] (e.g. 1e-5 or 1/1000); "
+                        "refuted when the certified lower delta at eps exceeds it, proved when the proved "
+                        "delta(eps) is at most it")
     p.add_argument("--seed", type=argtypes.seed, default=0,
                    help="random seed of the testing stages, in [0, 2^64) (default 0)")
     p.add_argument("--backend", default="auto", help="exact backend: auto, enumerate, bdd, smt")
@@ -44,6 +48,8 @@ def register(subs: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.samples < 1000:
         raise ParameterError(f"--samples must be at least 1000, got {args.samples}")
+    if args.delta is not None and args.claimed_eps is None:
+        raise ParameterError("--delta needs --claimed-eps: delta is claimed at an eps")
     mech, params = resolve(args)  # a bad name or parameter is reported before the heavy imports
     deadline.check("before the search started")  # a budget start-up already spent ends here, not after imports
     from hybrid.searcher.search import search
@@ -57,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
     claimed = None if args.claimed_eps is None else float_at_most(args.claimed_eps)
     budget = Budget(time=args.time_budget, samples=args.samples)
     with progress_reporter(quiet=args.json) as say:
-        result = search(mech, params, precision=args.precision, claimed_eps=claimed, seed=args.seed,
-                        budget=budget, backend=args.backend, global_check=args.global_check, progress=say,
-                        float_semantics=args.float_semantics)
+        result = search(mech, params, precision=args.precision, claimed_eps=claimed, claimed_delta=args.delta,
+                        seed=args.seed, budget=budget, backend=args.backend, global_check=args.global_check,
+                        progress=say, float_semantics=args.float_semantics)
     data = result.to_json()
     if args.json:
         emit_json(data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from fractions import Fraction
 from typing import Any
 
 from hybrid.cli import argtypes
@@ -12,6 +13,7 @@ from hybrid.formats import lower_str
 from hybrid.suites.report import markdown
 from hybrid.suites.runner import BACKENDS, run_suite
 from hybrid.suites.suite_file import load_suite
+from samplers.lang.exact import fraction_str
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -28,6 +30,9 @@ def register(subs: argparse._SubParsersAction) -> None:
                    help="with --resume: run the entries whose row is an error or a timeout again")
     p.add_argument("--precision", type=argtypes.precision, help="override every entry's precision")
     p.add_argument("--time-budget", type=float, help="override every entry's time budget (seconds)")
+    p.add_argument("--delta", type=argtypes.delta,
+                   help="claim (eps, delta)-DP: this delta in [0, 1] beside every entry's claimed_eps "
+                        "(entries without one claim nothing)")
     p.add_argument("--time-limit", type=float,
                    help="override every entry's hard limit (seconds; default 2 x budget + 30): "
                         "the entry's process is killed and its row says timeout")
@@ -43,6 +48,11 @@ def _bar(total: int, quiet: bool) -> Any:
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=Console(stderr=True))
+
+
+def _delta(v: float | Fraction | None) -> float | str | None:
+    """A claimed delta as a suite entry holds it: a float, or a rational as exact text."""
+    return fraction_str(v) if isinstance(v, Fraction) else v
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         rows = run_suite(suite, jobs=args.jobs, backend=args.backend, scheduler=args.scheduler, out=args.out,
                          resume=args.resume, retry_failed=args.retry_failed, precision=args.precision,
-                         time_budget=args.time_budget, time_limit=args.time_limit, on_row=on_row)
+                         time_budget=args.time_budget, time_limit=args.time_limit, delta=_delta(args.delta),
+                         on_row=on_row)
     finally:
         if bar is not None:
             bar.stop()

@@ -7,8 +7,9 @@ from typing import Any
 from rich.markup import escape
 
 from hybrid.cli.render import CELL_CHARACTERS, console, cut_text, event_text, pair_text, params_text, table, vector_text
-from hybrid.formats import enclosure_str, lower_str, output_str, ratio_lower_str, result_upper_str, upper_str
+from hybrid.formats import delta_str, enclosure_str, lower_str, output_str, ratio_lower_str, result_upper_str, upper_str
 
+DELTA_DIGITS = 10  # significant digits of a delta at the claim, rounded in the sound direction
 TABLE_EXACT = 64  # a table shows an exact ratio up to this many characters, else its value rounded down
 
 
@@ -52,6 +53,41 @@ def float_lines(r: dict[str, Any]) -> list[str]:
     return lines
 
 
+def delta_lines(r: dict[str, Any]) -> list[str]:
+    """delta at the claimed eps (a result that reports it): certified below, proved above, as
+    :func:`interval_line` says eps, and the pair and event of the lower bound."""
+    if "delta_upper" not in r:
+        return []
+    at, lo, up = f"delta({r['claimed_eps']:g})", r["delta_lower"], r["delta_upper"]
+    lo_s = None if lo is None else delta_str(lo, up=False, digits=DELTA_DIGITS)
+    up_s = None if up is None else delta_str(up, up=True, digits=DELTA_DIGITS)
+    no_proof = "no proof: " + "; ".join(r.get("delta_no_proof") or ["no rule proves delta here"])
+    if lo_s is not None and up_s is not None:
+        out = [f"{at} in [{lo_s}, {up_s}] (lower certified, upper by {r['delta_upper_source']})"]
+    elif up_s is not None:
+        out = [f"{at} <= {up_s} (upper by {r['delta_upper_source']}; no certified lower bound)"]
+    elif lo_s is not None:
+        out = [f"{at} >= {lo_s} (certified; {no_proof})"]
+    else:
+        out = [f"{at}: no bound ({no_proof})"]
+    if lo_s is not None:
+        w = r["delta_witness"]
+        out.append(f"delta witness: x = {w['x']}, x' = {w['x_prime']}, event: {w['event']}")
+    return out
+
+
+def delta_claim_line(r: dict[str, Any]) -> str:
+    """The verdict on an (eps, delta) claim, with the bound that decides it (rich markup)."""
+    head = f"claim (eps, delta) = ({r['claimed_eps']:g}, {r['claimed_delta']:g}): "
+    if r.get("refuted"):
+        return head + (f"[red]refuted[/red] (certified delta >= "
+                       f"{delta_str(r['delta_lower'], up=False, digits=DELTA_DIGITS)})"
+                       if r.get("delta_lower") is not None else "[red]refuted[/red]")
+    if r.get("proved_dp"):
+        return head + f"proved (delta <= {delta_str(r['delta_upper'], up=True, digits=DELTA_DIGITS)})"
+    return head + "neither refuted nor proved"
+
+
 def print_search(r: dict[str, Any]) -> None:
     """The search result: verdict, bracket, witness, candidates, timings.
 
@@ -91,9 +127,13 @@ def print_search(r: dict[str, Any]) -> None:
             say(line)
     for n in r.get("no_proof") or [] if not r.get("proof") else []:
         say(f"  no proof by the {n['rule'] or 'prover'} rule: {n['reason']}" + (f" [{n['where']}]" if n["where"] else ""))
-    if r.get("claimed_eps") is not None and r.get("refuted") is not None:
+    if r.get("claimed_delta") is not None:
+        c.print(f"  {delta_claim_line(r)}")
+    elif r.get("claimed_eps") is not None and r.get("refuted") is not None:
         verdict = "[red]refuted[/red]" if r["refuted"] else "not refuted"
         c.print(f"  claim eps = {r['claimed_eps']:g}: {verdict}")
+    for line in delta_lines(r):
+        say(f"  {line}")
     if w:
         say(f"  witness: {pair_text(w['x'], w['x_prime'])}")
         say(f"  event: {event_text(w['event'])}")

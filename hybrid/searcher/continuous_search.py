@@ -45,6 +45,7 @@ import numpy as np
 
 from hybrid.formats import output_to_json
 from hybrid.inputs import Pair, coordinate_moves, random_pair
+from hybrid.searcher.delta_claim import continuous_lower, settle, wanted
 from hybrid.searcher.numeric_events import EventTuner
 from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.regions import symbolic
@@ -131,6 +132,9 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
     attach(s, result)
     if s.claimed is not None:
         result.refuted = result.eps_lower > s.claimed
+    if wanted(s):
+        others = [Pair(tuple(c["x"]), tuple(c["x_prime"]), c.get("origin", "statdp")) for c in run.table]
+        settle(s, result, continuous_lower(s, backend, result.witness_pair(), others, finite, run.events))
     return finish(s, result)
 
 
@@ -186,6 +190,7 @@ class _Finite:
     def __init__(self, s: Search, backend: ContinuousBackend) -> None:
         self.s, self.backend = s, backend
         self.table: list[dict[str, Any]] = []
+        self.events: list[tuple[Pair, Any]] = []  # none: a pair's best event is read off its outputs
         self._levels: dict[tuple, PairLevel] = {}
 
     def level_of(self, x: Any, xp: Any) -> PairLevel:
@@ -312,6 +317,7 @@ class _Numeric:
         self.s, self.backend = s, backend
         self.tuner = EventTuner(backend, sampler, derive_seed(s.seed, 31))
         self.table: list[dict[str, Any]] = []
+        self.events: list[tuple[Pair, Any]] = []  # each pair's tuned event, best ratio first
 
     def certify(self, pairs: list[Pair]) -> _Best:
         """An event tuned on each of the first ``certify_pairs`` candidates, ``tune_steps`` ratios each,
@@ -338,6 +344,8 @@ class _Numeric:
             self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
                                "ratio": ratio_str(t.ratio.lo),
                                "event": t.event.describe() if t.event is not None else "any output"})
+            if t.event is not None:
+                self.events.append((p, t.event))
             if best is None or t.ratio.lo > best.ratio.lo:
                 best = _Best(p, t.ratio, t.event)
             if t.stopped:

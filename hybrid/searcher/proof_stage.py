@@ -27,7 +27,15 @@ def prove_stage(s: Search, program: Program) -> None:
 
     ``s.proved_upper`` may already hold a caller's bound (``search(..., proved_upper=)``): it
     only ends local searches early and is never reported as ``eps_upper``; the smaller of the
-    two is kept."""
+    two is kept.  Then, where the search reports delta at a claimed eps, the (eps, delta) proof
+    at the claim (:func:`hybrid.searcher.delta_claim.prove_at_claim`)."""
+    from hybrid.searcher.delta_claim import prove_at_claim
+
+    _prove_pure(s, program)
+    prove_at_claim(s, program)
+
+
+def _prove_pure(s: Search, program: Program) -> None:
     from verifiers.prover.proof import NoProof, Proof
     from verifiers.prover.prove import prove
 

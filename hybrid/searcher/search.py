@@ -32,6 +32,7 @@ from typing import Any, Callable, Mapping
 from hybrid.formats import output_to_json, value_to_json
 from hybrid.inputs import Pair, pattern_pairs
 from hybrid.searcher.budget import Budget
+from hybrid.searcher.delta_claim import discrete_lower, settle, wanted
 from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.state import Candidate, Progress, SearchResult, finish, Search
 from hybrid.searcher.statistical import confidence_of, one_sided, uncertified
@@ -50,6 +51,7 @@ from verifiers.epsilon import (
     eps_upper,
     within_exp,
 )
+from verifiers.prover.proof import check_delta
 from verifiers.ratio import INF, ratio_str
 
 EVENT_OUTPUTS = 1 << 16  # weigh the tester's event exactly only over at most this many outputs
@@ -65,6 +67,7 @@ def search(
     *,
     precision: float = 1e-3,
     claimed_eps: float | None = None,
+    claimed_delta: float | Fraction | None = None,
     seed: int = 0,
     time_budget: float | None = None,
     budget: Budget | None = None,
@@ -83,12 +86,18 @@ def search(
     the level that a prover established, ends a local search whose certified level meets it
     (:mod:`hybrid.searcher.stopping`).  ``float_semantics`` adds the float-level audit
     (:mod:`hybrid.searcher.float_stage`): a certified lower bound for what numpy's float64 samplers
-    compute, beside the real-number verdict.
+    compute, beside the real-number verdict.  ``claimed_delta`` (with ``claimed_eps``, in [0, 1]) makes the
+    claim (eps, delta)-DP: the result reports delta at the claimed eps from both sides and its
+    verdict (:mod:`hybrid.searcher.delta_claim`).
     """
     if not precision > 0:
         raise ParameterError(f"precision must be positive, got {precision}")
     if claimed_eps is not None and not 0 <= claimed_eps < INF:
         raise ParameterError(f"claimed eps must be a finite non-negative number, got {claimed_eps}")
+    if claimed_delta is not None:
+        if claimed_eps is None:
+            raise ParameterError("a claimed delta needs a claimed eps: delta is a function of eps")
+        claimed_delta = check_delta(claimed_delta, "claimed delta")
     check_seed(seed)
     mech = as_mechanism(mech)
     budget = budget or Budget()
@@ -105,7 +114,7 @@ def search(
                               f"{program.neighbours.name} neighbours, there is nothing to search")
         s = Search(program, precision=precision, claimed_eps=claimed_eps, seed=seed, budget=budget,
                     backend=backend, global_check=global_check, progress=progress or (lambda m: None),
-                    proved_upper=proved_upper)
+                    proved_upper=proved_upper, claimed_delta=claimed_delta)
         if program.continuous or backend == "continuous":
             from hybrid.searcher.continuous_search import continuous_search
 
@@ -190,7 +199,9 @@ def _discrete(s: Search, program: Program, mech: Mechanism | None) -> SearchResu
     attach(s, result)
     if s.claimed is not None:
         result.refuted = lower > s.claimed
-    length = _length_param(mech)
+    if wanted(s):
+        settle(s, result, discrete_lower(s, exact, result.witness_pair(), (c.pair for c in cands)))
+    length = _length_param(mech) if s.claimed_delta is None else None  # a delta claim holds at these parameters
     if length is not None and s.claimed is not None and result.refuted:
         result.note = _refuted_at(s.claimed, length, program.param_dict[length])
     elif length is not None and s.claimed is not None:
@@ -218,7 +229,7 @@ def _refuted_at(claimed: float, length: str, n: int) -> str:
 def _grow(s: Search, mech: Mechanism, program: Program, length: str, result: SearchResult) -> None:
     """Lengthen the input until the certified bound crosses the claim (or a limit)."""
     params = dict(program.param_dict)
-    best_pair = Pair(tuple(result.witness["x"]), tuple(result.witness["x_prime"]), "witness")
+    best_pair = result.witness_pair()
     start = params[length]
     for n in range(start + 1, s.budget.max_length + 1):
         if s.clock.expired:

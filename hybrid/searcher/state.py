@@ -85,6 +85,20 @@ class SearchResult:
     no_proof: list[dict[str, Any]] = field(default_factory=list)  # why each proof rule found none
     stopped_by: list[str] = field(default_factory=list)  # the rule that ended each local search (stopping.STOPPED_BY)
     float_audit: Any = None  # verifiers.float64.verdict.FloatAudit, when the search ran with float_semantics
+    # delta at the claimed eps (hybrid.searcher.delta_claim), reported only where it applies
+    claimed_delta: float | None = None
+    delta_upper: float | None = None  # proved, rounded up
+    delta_upper_source: str | None = None
+    delta_lower: float | None = None  # certified, rounded down
+    delta_witness: dict[str, Any] | None = None  # the pair and event of delta_lower
+    delta_proof: dict[str, Any] | None = None  # the (eps, delta) proof behind delta_upper
+    delta_no_proof: list[str] | None = None  # why no rule proved delta at the claim
+    reports_delta: bool = False  # the delta fields above are part of the JSON
+
+    def witness_pair(self) -> Pair:
+        """The witness's pair of inputs."""
+        w = self.witness or {}
+        return Pair(tuple(w["x"]), tuple(w["x_prime"]), "witness")
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -109,6 +123,11 @@ class SearchResult:
         out["upper_source"] = self.upper_source
         out["proof"] = self.proof
         out["no_proof"] = self.no_proof
+        if self.reports_delta:
+            out |= {"claimed_delta": self.claimed_delta, "delta_lower": self.delta_lower,
+                    "delta_upper": self.delta_upper, "delta_upper_source": self.delta_upper_source,
+                    "delta_witness": self.delta_witness, "delta_proof": self.delta_proof,
+                    "delta_no_proof": self.delta_no_proof}
         if self.float_audit is not None:
             out.update(self.float_audit.to_json())
         return out
@@ -144,10 +163,11 @@ class Search:
 
     def __init__(self, program: Program, *, precision: float, claimed_eps: float | None, seed: int,
                  budget: Budget, backend: str, global_check: bool | None, progress: Progress,
-                 proved_upper: float | None = None) -> None:
+                 proved_upper: float | None = None, claimed_delta: Fraction | None = None) -> None:
         self.program = program
         self.precision = precision
         self.claimed = claimed_eps
+        self.claimed_delta = claimed_delta  # exact: the (eps, delta) claim's delta
         self.seed = seed
         self.budget = budget
         self.backend_name = backend
@@ -163,6 +183,8 @@ class Search:
         self.proof: Any = None  # set by the proof stage (hybrid.searcher.proof_stage): a checked Proof
         self.proof_tried = False  # the proof stage ran (a fallback pipeline does not run it again)
         self.no_proof: list[Any] = []  # else each rule's NoProof
+        self.delta_proof: Any = None  # an (eps, delta) proof at the claimed eps (hybrid.searcher.delta_claim)
+        self.delta_no_proof: list[str] | None = None  # else why not
 
     def sampler(self, program: Program) -> Any:
         """The compiled, warmed-up sampler; None when the JIT cannot finish within the time budget."""

@@ -16,6 +16,7 @@ from hybrid.seeds import derive_seed
 from samplers.deadline import TimeLimitReached
 from samplers.lang.ir import Program
 
+from hybrid.searcher.delta_claim import settle
 from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.state import SearchResult, finish, Search
 
@@ -89,4 +90,5 @@ def statistical(s: Search, program: Program) -> SearchResult:
     attach(s, result)
     if s.claimed is not None:
         result.refuted = est.eps_lower > s.claimed  # statistically, at the stated confidence
+    settle(s, result, None)  # a proved delta only: nothing certified from below
     return finish(s, result)

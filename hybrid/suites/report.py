@@ -1,7 +1,9 @@
 """Reports of suite results: a table (markdown, HTML or JSON) and a bar plot of bounds.
 
 Each row says what was established about one entry: the certified lower bound and its
-exact ratio, the proved upper bound (a proof rule's, or an exhaustive global check's), the statistical interval, the verdict (proved, refuted, certified bound,
+exact ratio, the proved upper bound (a proof rule's, or an exhaustive global check's), delta at
+the claimed eps where the search reports it (certified lower, proved upper; and the claimed
+delta, which the verdict is then about), the statistical interval, the verdict (proved, refuted, certified bound,
 statistical only, error), the witness and the time; and, where the suite declares
 reference values, how they compare (exact levels from REFERENCE.md, DP-Sniper's and
 StatDP's published outcomes).
@@ -14,7 +16,7 @@ import json
 import math
 from typing import Any, Sequence
 
-from hybrid.formats import lower_str, ratio_lower_str, result_upper_str, upper_str
+from hybrid.formats import delta_str, lower_str, ratio_lower_str, result_upper_str, upper_str
 from verifiers.ratio import parse_ratio
 
 
@@ -103,12 +105,30 @@ def table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, str
             else f"{v}: {row.get('error', '')}",
             "witness": f"{w.get('x')} vs {w.get('x_prime')}" if w else "",
             "time s": f"{row.get('elapsed', 0):.1f}",
+            **_delta_cells(entry, r),
             **cmp,
         }
         out.append(cells)
     cols = ["mechanism", "params", "claimed eps", "eps lower bound", "proved upper", "exact ratio", "statistical interval",
             "verdict", "witness", "time s"] + refs
+    if any(DELTA_COLUMNS[1] in c for c in out):  # only suites with delta at a claim show the columns
+        cols[3:3] = list(DELTA_COLUMNS)
     return cols, out
+
+
+DELTA_COLUMNS = ("claimed delta", "delta at claimed eps")
+
+
+def _delta_cells(entry: dict[str, Any], r: dict[str, Any]) -> dict[str, str]:
+    """The claimed delta and ``[certified lower, proved upper]`` delta at the claimed eps, for a
+    result that reports delta (an empty end: no bound that way)."""
+    if "delta_upper" not in r:
+        return {}
+    lo, up = r.get("delta_lower"), r.get("delta_upper")
+    claimed = entry.get("claimed_delta")
+    return {DELTA_COLUMNS[0]: "" if claimed is None else str(claimed),
+            DELTA_COLUMNS[1]: f"[{'' if lo is None else delta_str(lo, up=False)}, "
+                              f"{'' if up is None else delta_str(up, up=True)}]"}
 
 
 def _grown(r: dict[str, Any]) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from hybrid.formats import json_safe
-from hybrid.suites.suite_file import SuiteError, check_claimed_eps, check_reference
+from hybrid.suites.suite_file import SuiteError, check_claimed_delta, check_claimed_eps, check_reference
 from samplers.errors import DPHybridError
 from samplers.readers import short_repr
 from verifiers.epsilon import eps_lower, eps_upper
@@ -123,7 +123,8 @@ def row_problem(row: Any) -> str | None:
     if problem:
         return problem
     try:
-        check_claimed_eps(entry.get("claimed_eps"), "entry.claimed_eps")
+        check_claimed_delta(entry.get("claimed_delta"),
+                            check_claimed_eps(entry.get("claimed_eps"), "entry.claimed_eps"), "entry.claimed_delta")
         check_reference(entry.get("reference", {}), "entry.reference")
     except SuiteError as e:
         return str(e)

@@ -39,7 +39,7 @@ def run_search_entry(entry: Entry) -> dict[str, Any]:
 
     budget = Budget(time=entry.budget) if entry.samples is None else Budget(time=entry.budget, samples=entry.samples)
     result = search(entry.resolve(), params=entry.params, precision=entry.precision,
-                    claimed_eps=entry.claimed_eps, seed=entry.seed, budget=budget)
+                    claimed_eps=entry.claimed_eps, claimed_delta=entry.claimed_delta, seed=entry.seed, budget=budget)
     return result.to_json()
 
 
@@ -169,18 +169,22 @@ def run_suite(
     precision: float | None = None,
     time_budget: float | None = None,
     time_limit: float | None = None,
+    delta: float | str | None = None,
     runner: Runner = run_search_entry,
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run every entry not already finished in ``out``; return the rows of all entries, in suite order.
 
     ``retry_failed`` (with ``resume``) runs the entries whose row is an error or a timeout
-    again; the new row, appended, replaces the old one.
+    again; the new row, appended, replaces the old one.  ``delta`` claims that delta beside every
+    entry's claimed eps (an error when no entry claims one).
     """
     _check_backend(backend, scheduler, jobs)
     if retry_failed and not resume:
         raise SuiteError("--retry-failed needs --resume")
-    entries = [e.with_overrides(precision, time_budget, time_limit) for e in suite.entries]
+    if delta is not None and all(e.claimed_eps is None for e in suite.entries):
+        raise SuiteError(f"--delta needs entries with a claimed_eps; suite {suite.name} has none")
+    entries = [e.with_overrides(precision, time_budget, time_limit, delta) for e in suite.entries]
     log = ResultsLog(out, resume=resume) if out else None
     try:
         finished = {r["id"]: r for r in (log.rows if log else [])}

@@ -15,6 +15,7 @@ A suite is a TOML or JSON file (the built-in ones live in ``hybrid/suites/builti
     mechanism = "noisy_max_geom"
     params = { m = 5, a = "1/2" }
     claimed_eps = 1.0     # optional
+    claimed_delta = 1e-5  # optional, with claimed_eps: the claim is (eps, delta)-DP ("1/1000" stays exact)
     reference = { exact_ratio = "288/73" }   # optional published/known values
     [[entry]]             # a plain function in StatDP's contract, alg(prng, queries, epsilon, ...)
     mechanism = "algorithms.py:svt"           # a file relative to the suite file, or module:alg
@@ -43,11 +44,13 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from hybrid.searcher.budget import MAX_PRECISION, MAX_SAMPLES
 from samplers.errors import DPHybridError, ParameterError, UnknownMechanism
+from samplers.lang.exact import fraction_str
 from samplers.numerals import read_error_text, short_text
 from samplers.readers import short_repr
 from verifiers.ratio import parse_ratio
@@ -73,6 +76,7 @@ class Entry:
     mechanism: str
     params: dict[str, Any] = field(default_factory=dict)
     claimed_eps: float | None = None
+    claimed_delta: float | str | None = None  # a float, or an exact rational as "p/q"
     precision: float = DEFAULT_PRECISION
     budget: float = DEFAULT_BUDGET  # seconds, a safety limit
     seed: int = 0
@@ -98,12 +102,16 @@ class Entry:
                 "claimed_eps": self.claimed_eps, "precision": self.precision,
                 "budget": self.budget, "seed": self.seed, "samples": self.samples, "reference": self.reference,
                 "time_limit": self.time_limit, **({"inputs": self.inputs} if self.inputs else {}),
+                **({"claimed_delta": self.claimed_delta} if self.claimed_delta is not None else {}),
                 **({"cost": self.cost} if self.cost != 1 else {})}
 
     def with_overrides(self, precision: float | None = None, budget: float | None = None,
-                       time_limit: float | None = None) -> "Entry":
-        """This entry with the given fields replaced (the suite command's flags), each checked."""
+                       time_limit: float | None = None, delta: float | str | None = None) -> "Entry":
+        """This entry with the given fields replaced (the suite command's flags), each checked; a
+        ``delta`` replaces the claimed delta of an entry that claims an eps (others have no claim)."""
         changes: dict[str, Any] = {}
+        if delta is not None and self.claimed_eps is not None:
+            changes["claimed_delta"] = check_claimed_delta(delta, self.claimed_eps, "--delta")
         if precision is not None:
             changes["precision"] = check_precision(precision, "--precision")
         if budget is not None:
@@ -120,10 +128,12 @@ class Suite:
     description: str = ""
 
 
-def _entry_id(mech: str, params: dict[str, Any], claimed: float | None) -> str:
+def _entry_id(mech: str, params: dict[str, Any], claimed: float | None, delta: float | str | None) -> str:
     parts = [mech] + [f"{k}={params[k]}" for k in sorted(params)]
     if claimed is not None:
         parts.append(f"claim={claimed:g}")
+    if delta is not None:
+        parts.append(f"delta={delta:g}" if isinstance(delta, float) else f"delta={delta}")
     return " ".join(parts)
 
 
@@ -165,6 +175,24 @@ def check_claimed_eps(v: Any, what: str = "claimed_eps") -> float | None:
     if x < 0:
         raise SuiteError(f"{what} must be non-negative, got {short_repr(v)}")
     return x
+
+
+def check_claimed_delta(v: Any, claimed_eps: float | None, what: str = "claimed_delta") -> float | str | None:
+    """None, or a delta in [0, 1] claimed beside an eps: a number (a float) or an exact rational
+    ``"p/q"`` (kept as that text, so the search compares with it exactly)."""
+    from verifiers.prover.proof import check_delta
+
+    if v is None:
+        return None
+    if claimed_eps is None:
+        raise SuiteError(f"{what} needs claimed_eps: delta is claimed at an eps")
+    if isinstance(v, bool) or not isinstance(v, (int, float, str, Fraction)):
+        raise SuiteError(f"{what} must be a number in [0, 1] or a rational \"p/q\", got {short_repr(v)}")
+    try:
+        q = check_delta(v, what)
+    except DPHybridError as e:
+        raise SuiteError(str(e)) from None
+    return fraction_str(q) if isinstance(v, (str, Fraction)) else float(v)
 
 
 _REFERENCE_TYPES = {"exact_ratio": str, "dpsniper": float, "dp": bool, "refuted": bool,
@@ -235,7 +263,7 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
     if not isinstance(raw, dict):
         raise SuiteError(f"{where}: an entry must be a table, got {short_repr(raw)}")
     raw = {**defaults, **raw}
-    known = {"id", "mechanism", "params", "claimed_eps", "precision", "budget", "seed", "samples", "reference",
+    known = {"id", "mechanism", "params", "claimed_eps", "claimed_delta", "precision", "budget", "seed", "samples", "reference",
              "time_limit", "size", "domain", "neighbours", "cost"}
     extra = sorted(set(raw) - known)
     if extra:
@@ -267,6 +295,7 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
     except (UnknownMechanism, ParameterError) as e:  # said with the entry's place in the file
         raise SuiteError(f"{where}: {e}") from None
     claimed = check_claimed_eps(raw.get("claimed_eps"), f"{where}: claimed_eps")
+    delta = check_claimed_delta(raw.get("claimed_delta"), claimed, f"{where}: claimed_delta")
     reference = check_reference(raw.get("reference", {}), f"{where}: reference")
     precision = check_precision(raw.get("precision", DEFAULT_PRECISION), f"{where}: precision")
     seed, samples = raw.get("seed", 0), raw.get("samples")
@@ -281,8 +310,8 @@ def _entry(raw: Any, defaults: dict[str, Any], where: str, base: Path | None = N
     given_id = raw.get("id")
     if given_id is not None and (not isinstance(given_id, str) or not given_id.strip()):
         raise SuiteError(f"{where}: id must be a non-empty string, got {short_repr(given_id)}")
-    return Entry(id=given_id or _entry_id(given_spec if name == spec else name, params, claimed),
-                 mechanism=name, params=dict(params), claimed_eps=claimed,
+    return Entry(id=given_id or _entry_id(given_spec if name == spec else name, params, claimed, delta),
+                 mechanism=name, params=dict(params), claimed_eps=claimed, claimed_delta=delta,
                  precision=precision, budget=budget, seed=seed, samples=samples, reference=reference,
                  time_limit=limit, inputs={k: list(v) if isinstance(v, tuple) else v for k, v in inputs.items()},
                  cost=cost)

@@ -12,7 +12,7 @@ reason and, where there is one, the draw or path that failed.
 A rule whose level is ``ln`` of an exact ratio (composition of exact part levels) gives
 that ratio as ``ratio`` (``e^eps``, a ``Fraction`` or ``inf``) and ``eps`` as its sound
 float upper end.  :meth:`Proof.eps_upper` is a float rounded up, the sound direction for
-an upper bound.
+an upper bound.  :func:`check_delta` reads a claimed delta (a number in [0, 1]).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from samplers.lang.exact import fraction_str
+from samplers.errors import ParameterError
+from samplers.lang.exact import exact, fraction_str
+from samplers.numerals import short_text
 from verifiers.epsilon import eps_upper as ratio_eps_upper
 from verifiers.ratio import Ratio, ratio_str
 
@@ -35,6 +37,19 @@ def round_up(v: Number) -> float:
         return v
     f = float(v)
     return f if Fraction(f) >= v else math.nextafter(f, math.inf)
+
+
+def check_delta(v: Any, what: str = "delta") -> Fraction:
+    """The exact value of a claimed delta: a number in [0, 1] (NaN, infinities and text that is
+    no number refused with a :class:`ParameterError` naming ``what``)."""
+    try:
+        q = exact(v, what=what)
+    except ParameterError as e:
+        raise ParameterError(f"{what} must be a number in [0, 1] ({str(e).removeprefix(what + ': ')})") from None
+    if not 0 <= q <= 1:
+        raise ParameterError(f"{what} must be a number in [0, 1] (a difference of probabilities), "
+                             f"got {short_text(str(v))}")
+    return q
 
 
 def number_json(v: Number) -> str | float:

@@ -16,7 +16,9 @@ proofs carry ``e^eps`` exactly), and these functions:
 :func:`prove` runs the rules in order under a time limit (:mod:`samplers.deadline`; a
 rule stopped by it gives a :class:`NoProof` saying so) and returns the proof with the
 smallest eps that its checker confirmed (a pure eps-DP proof before any (eps, delta) one),
-or the reasons every rule gave.
+or the reasons every rule gave.  With a claimed ``delta`` (and ``eps``) a proof counts only
+when its delta is at most the claim; a rule whose proof carries more says by how much.
+:data:`DELTA_RULES` are the rules whose proofs carry a delta at a given eps.
 """
 
 from __future__ import annotations
@@ -28,18 +30,27 @@ from typing import Sequence
 
 from samplers import deadline
 from samplers.lang.ir import Program
-from verifiers.prover.proof import NoProof, Proof
+from samplers.errors import ParameterError
+from verifiers.prover.proof import NoProof, Proof, check_delta, round_up
 
 RULES: dict[str, str] = {  # rule name -> module implementing attempt() and check()
     "alignment": "verifiers.prover.alignment",
     "gaussian": "verifiers.prover.gaussian",
     "composition": "verifiers.prover.composition",
 }
+DELTA_RULES = ("gaussian",)  # rules that prove (eps, delta(eps)) at a given eps
 
 
-def prove(program: Program, eps: Fraction | None = None, *, rules: Sequence[str] | None = None,
-          time_budget: float = 30.0) -> Proof | list[NoProof]:
-    """The checked proof with the smallest eps (at most ``eps`` when given; pure DP first), else why not."""
+def prove(program: Program, eps: Fraction | None = None, *, delta: Fraction | float | None = None,
+          rules: Sequence[str] | None = None, time_budget: float = 30.0) -> Proof | list[NoProof]:
+    """The checked proof with the smallest eps (at most ``eps`` when given; pure DP first), else why not.
+
+    ``delta`` (with ``eps``): the claim is (eps, delta)-DP; a proof whose delta exceeds it is no proof.
+    """
+    if delta is not None:
+        if eps is None:
+            raise ParameterError("a claimed delta needs a claimed eps: delta is a function of eps")
+        delta = check_delta(delta)
     failures: list[NoProof] = []
     best: Proof | None = None
     with deadline.time_limit(time_budget):
@@ -57,6 +68,10 @@ def prove(program: Program, eps: Fraction | None = None, *, rules: Sequence[str]
             if problem is not None:
                 failures.append(NoProof(f"the independent checker rejected the proof: {problem}",
                                         rule=name))
+                continue
+            if delta is not None and Fraction(found.delta) > delta:
+                failures.append(NoProof(f"proves delta <= {round_up(found.delta)!r} at the claimed eps, "
+                                        f"not the claimed delta {float(delta)!r}", rule=name))
                 continue
             if best is None or (found.delta != 0, found.eps) < (best.delta != 0, best.eps):
                 best = replace(found, checked=True)
