@@ -83,13 +83,20 @@ def search(
     the level that a prover established, ends a local search whose certified level meets it
     (:mod:`hybrid.searcher.stopping`).  ``float_semantics`` adds the float-level audit
     (:mod:`hybrid.searcher.float_stage`): a certified lower bound for what numpy's float64 samplers
-    compute, beside the real-number verdict.
+    compute, beside the real-number verdict; on a library mechanism (``diffprivlib:laplace``) it is the
+    only verdict (:mod:`hybrid.searcher.library_float`).
     """
     if not precision > 0:
         raise ParameterError(f"precision must be positive, got {precision}")
     if claimed_eps is not None and not 0 <= claimed_eps < INF:
         raise ParameterError(f"claimed eps must be a finite non-negative number, got {claimed_eps}")
     check_seed(seed)
+    from samplers.libraries import LibraryBox
+
+    if isinstance(mech, LibraryBox):
+        from hybrid.searcher.library_float import library_search
+
+        return library_search(mech, float_semantics=float_semantics, precision=precision, seed=seed)
     mech = as_mechanism(mech)
     budget = budget or Budget()
     if time_budget is not None:

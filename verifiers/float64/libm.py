@@ -30,7 +30,8 @@ NP_LOG_ASSUMPTION = ("np.log (numpy's own float64 log, an AVX512F kernel where t
 _PREC = 128
 
 
-def _exact(x: object) -> Fraction:
+def arb_exact(x: object) -> Fraction:
+    """The exact value of an arb ball's end (``lower()`` or ``upper()``)."""
     man, exp = x.man_exp()  # type: ignore[attr-defined]
     man, exp = int(man), int(exp)
     return Fraction(man * 2**exp) if exp >= 0 else Fraction(man, 2**-exp)
@@ -56,7 +57,7 @@ def log_bounds(a: float) -> tuple[float, float]:
 
     with ctx.workprec(_PREC):
         t = arb(a).log()
-        lo, hi = _exact(t.lower()), _exact(t.upper())
+        lo, hi = arb_exact(t.lower()), arb_exact(t.upper())
     if hi - lo > abs(lo + hi) * Fraction(1, 2**100):
         raise ArithmeticError(f"the enclosure of log({a!r}) is too wide")  # never at 128 bits
     return math.nextafter(round_down(lo), -math.inf), math.nextafter(round_up(hi), math.inf)
