@@ -7,7 +7,6 @@ re-checked with numpy on the draws around the gap.  Deterministic: no statistics
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import random
@@ -23,6 +22,7 @@ from verifiers.float64.numpy_draws import noise_model
 from verifiers.float64.preimage import possible, sure
 from verifiers.float64.replay import ReplayGenerator, generator_for
 from verifiers.float64.witness import audit
+from written_module import written_module
 
 SOURCE = '''
 import numpy as np
@@ -51,13 +51,7 @@ def folded(prng, queries, epsilon):
 
 @pytest.fixture(scope="module")
 def module(tmp_path_factory):
-    path = tmp_path_factory.mktemp("float") / "algs.py"
-    path.write_text(SOURCE)
-    spec = importlib.util.spec_from_file_location("algs", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    mod.PATH = path
-    return mod
+    return written_module(tmp_path_factory.mktemp("float"), "algs", SOURCE)
 
 
 def _replayed(fn, witness, eps=0.1):

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from hybrid.cli import argtypes
-from hybrid.cli.common import add_mechanism_args, emit_json, no_result, resolve, time_limited
+from hybrid.cli.common import add_mechanism_args, emit_json, no_result, parse_params, resolve, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.formats import float_at_most
 from hybrid.searcher.budget import Budget
 from samplers import deadline
 from samplers.errors import ParameterError
+from samplers.plain import is_function_spec
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -45,12 +47,25 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.set_defaults(run=time_limited(run))
 
 
+def _library(args: argparse.Namespace) -> tuple[Any, dict] | None:
+    """A library mechanism (``diffprivlib:laplace``) and no parameters, or None for anything else."""
+    if ":" not in args.mechanism or is_function_spec(args.mechanism):
+        return None
+    given = [f"--{k}" for k in ("size", "domain", "neighbours") if getattr(args, k) is not None]
+    if given:
+        raise ParameterError(f"{given[0]} applies to a file.py:alg or module:alg function; a library mechanism "
+                             "declares its own inputs (use -p)")
+    from samplers.libraries import library_mechanism
+
+    return library_mechanism(args.mechanism, parse_params(args.param)), {}
+
+
 def run(args: argparse.Namespace) -> int:
     if args.samples < 1000:
         raise ParameterError(f"--samples must be at least 1000, got {args.samples}")
     if args.delta is not None and args.claimed_eps is None:
         raise ParameterError("--delta needs --claimed-eps: delta is claimed at an eps")
-    mech, params = resolve(args)  # a bad name or parameter is reported before the heavy imports
+    mech, params = _library(args) or resolve(args)  # a bad name or parameter is reported before the heavy imports
     deadline.check("before the search started")  # a budget start-up already spent ends here, not after imports
     from hybrid.searcher.search import search
 
@@ -73,7 +88,10 @@ def run(args: argparse.Namespace) -> int:
         from hybrid.cli.summary import print_search
 
         print_search(data)
-    if not data["certified"] and data["witness"] is None and data.get("proof") is None:  # nothing at all
+    if not data["certified"] and data["witness"] is None and data.get("proof") is None \
+            and not data.get("float_certified"):  # no bound at all
+        if data["backend"] is None and "float_certified" in data:  # a library mechanism: its float audit said why
+            return no_result("no float-level certificate", "estimate or test give a statistical bound")
         return no_result(data["note"] or "the search found no bound", "raise --time-budget")
     if plot is not None:  # after the result is out, so a plot that cannot be written loses nothing
         from hybrid.suites.plots import search_plot

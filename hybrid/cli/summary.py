@@ -8,6 +8,7 @@ from rich.markup import escape
 
 from hybrid.cli.render import CELL_CHARACTERS, console, cut_text, event_text, pair_text, params_text, table, vector_text
 from hybrid.formats import delta_str, enclosure_str, lower_str, output_str, ratio_lower_str, result_upper_str, upper_str
+from verifiers.float64.verdict import NUMPY
 
 DELTA_DIGITS = 10  # significant digits of a delta at the claim, rounded in the sound direction
 TABLE_EXACT = 64  # a table shows an exact ratio up to this many characters, else its value rounded down
@@ -39,15 +40,20 @@ def interval_line(r: dict[str, Any], label: str = "") -> str:
 
 def float_lines(r: dict[str, Any]) -> list[str]:
     """The float-level verdict (``search --float``): ``float64: eps >= ...`` and its witness, or why none."""
+    label = f"float64 ({r.get('float_model') or NUMPY})"
     if r.get("float_eps_lower") is None:
-        return [f"  float64 (numpy's samplers): no certified bound: {r.get('float_note')}"]
+        return [f"  {label}: no certified bound: {r.get('float_note')}"]
     w = r["float_witness"]
-    how = "robust: any log within 1 ulp" if w["robust"] else "x's draws checked with this machine's log"
-    lines = [f"  float64 (numpy's samplers): eps >= {lower_str(r['float_eps_lower'])} certified ({how})",
+    how = f"robust: {w.get('robust_under', 'any log within 1 ulp')}" if w["robust"] \
+        else "x's draws checked with this machine's log"
+    lines = [f"  {label}: eps >= {lower_str(r['float_eps_lower'])} certified ({how})",
              f"    witness: x = {w['x']}, x' = {w['x_prime']}, output {w['output_hex']} ({w['output']!r})"]
-    draws = ", ".join(f"k = {d['k']} ({d['layer']})" for d in w["draws_x"][:3])
+    shown = w["draws_x"] if w["draws_x_joint"] else w["draws_x"][:3]
+    draws = ", ".join(f"k = {d['k']} ({d['layer']})" for d in shown)
     more = f" of {w['draws_x_sure']} sure" if w["draws_x_sure"] > 1 else ""
-    reach = ("no draw reaches it from x' (proof_x_prime)" if w["draws_x_prime_possible"] == 0
+    proof = w.get("proof_x_prime")
+    reach = ("no draw reaches it from x' (proof_x_prime)" if w["draws_x_prime_possible"] == 0 and isinstance(proof, list)
+             else f"no noise reaches it from x' ({proof['lemma']})" if w["draws_x_prime_possible"] == 0
              else f"at most {w['draws_x_prime_possible']} draws from x'")
     lines.append(f"    from x by draws {draws}{more}; {reach}")
     return lines

@@ -86,8 +86,9 @@ def search(
     the level that a prover established, ends a local search whose certified level meets it
     (:mod:`hybrid.searcher.stopping`).  ``float_semantics`` adds the float-level audit
     (:mod:`hybrid.searcher.float_stage`): a certified lower bound for what numpy's float64 samplers
-    compute, beside the real-number verdict.  ``claimed_delta`` (with ``claimed_eps``, in [0, 1]) makes the
-    claim (eps, delta)-DP: the result reports delta at the claimed eps from both sides and its
+    compute, beside the real-number verdict; on a library mechanism (``diffprivlib:laplace``) it is the
+    only verdict (:mod:`hybrid.searcher.library_float`).  ``claimed_delta`` (with ``claimed_eps``, in [0, 1])
+    makes the claim (eps, delta)-DP: the result reports delta at the claimed eps from both sides and its
     verdict (:mod:`hybrid.searcher.delta_claim`).
     """
     if not precision > 0:
@@ -99,6 +100,12 @@ def search(
             raise ParameterError("a claimed delta needs a claimed eps: delta is a function of eps")
         claimed_delta = check_delta(claimed_delta, "claimed delta")
     check_seed(seed)
+    from samplers.libraries import LibraryBox
+
+    if isinstance(mech, LibraryBox):
+        from hybrid.searcher.library_float import library_search
+
+        return library_search(mech, float_semantics=float_semantics, precision=precision, seed=seed)
     mech = as_mechanism(mech)
     budget = budget or Budget()
     if time_budget is not None:

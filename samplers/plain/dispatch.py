@@ -215,6 +215,17 @@ def _invert(a: Any) -> Any:
                        "np.invert")
 
 
+def _log(v: Any) -> Any:
+    """``np.log`` of one element of an array: numpy's value of a plain number; a draw that traces its own
+    ``np.log`` (``prng.random()``: :mod:`samplers.plain.generator`) does so; any other symbolic value is refused."""
+    if isinstance(v, Sym) or not hasattr(v, "__array_ufunc__"):
+        if isinstance(v, Sym):
+            raise untraceable("np.log is not supported on symbolic values (np.log(prng.random()) is: exponential "
+                              "noise by inversion)", "np.log")
+        return scalar(np.log(v))
+    return v.__array_ufunc__(np.log, "__call__", v)
+
+
 def ufunc(uf: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dict) -> Any:
     """``__array_ufunc__`` of symbolic values."""
     try:
@@ -230,6 +241,8 @@ def _ufunc(uf: np.ufunc, method: str, inputs: Sequence[Any], kwargs: dict) -> An
     if method == "__call__":
         if uf is np.invert and len(inputs) == 1:
             return _invert(inputs[0])
+        if uf is np.log and len(inputs) == 1 and not isinstance(inputs[0], Sym):
+            return elementwise(_log, inputs, "np.log")
         if uf in _BINARY and len(inputs) == 2:
             op = _plain_or(_tagged(uf, _BINARY[uf]), lambda a, b: scalar(uf(a, b)))
             return elementwise(lambda a, b: (_check_booleans(uf, (a, b)), op(a, b))[1], inputs, f"np.{uf.__name__}")

@@ -2,7 +2,8 @@
 
 Plain numpy code with Python control flow (``for``, ``if``, ``break``, counters), to be
 traced unchanged by :mod:`samplers.plain`.  Each has a catalogue twin written in the
-mechanism language (named in its docstring) and is certified at the same level.
+mechanism language (named in its docstring) and is certified at the same level, except
+:func:`snapping`, which the tracer refuses (its rounding to a grid has no traced form).
 """
 
 import numpy as np
@@ -105,3 +106,13 @@ def isvt4(prng, queries, epsilon, N=1, T=1.0):
         else:
             out.append(-1000.0)
     return out
+
+
+def snapping(prng, queries, epsilon, B=100.0):
+    """Mironov's snapping mechanism (CCS 2012) on one query, with numpy's Laplace: clamp to [-B, B], add
+    Lap(1/epsilon), round to the nearest multiple of the smallest power of two >= 1/epsilon, clamp again.
+    No catalogue twin: the tracer refuses np.round of a noisy value (docs: Floating point)."""
+    scale = 1.0 / epsilon
+    grain = 2.0 ** np.ceil(np.log2(scale))
+    noisy = np.clip(np.asarray(queries, dtype=np.float64)[0], -B, B) + prng.laplace(scale=scale)
+    return np.clip(grain * np.round(noisy / grain), -B, B)

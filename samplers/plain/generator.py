@@ -5,9 +5,11 @@ Each call records a draw of the mechanism language instead of drawing: ``laplace
 exact finite laws, with ``loc``, ``scale``, ``size`` and ``p`` as numpy spells them
 (``size=n`` gives n independent draws as a :class:`~samplers.plain.symbolic.SymArray`).
 Two draws have no exact law on their own and are accepted in the forms code uses them:
-``prng.random() < p`` (a coin; each ``random()`` may be compared once) and
-``prng.geometric(p) - prng.geometric(p)`` (two-sided geometric noise, i.e. discrete
-Laplace; clamp it with ``np.clip`` as the language requires).
+``prng.random() < p`` (a coin; each ``random()`` may be compared once),
+``np.log(prng.random())`` (minus exponential noise of mean 1, the hand-written inversion
+``-scale * np.log(prng.random())``: see below) and ``prng.geometric(p) - prng.geometric(p)``
+(two-sided geometric noise, i.e. discrete Laplace; clamp it with ``np.clip`` as the language
+requires).
 
 The finite laws are numpy's own, not their real-number ideals: ``random()`` is
 ``k / 2**53`` for ``k`` uniform in ``0 .. 2**53 - 1`` (every bit generator's
@@ -16,6 +18,16 @@ exactly ``p`` when ``p`` is a multiple of ``2**-53`` (0.25, 0.75, ...), and ``2*
 not 0, for ``random() <= 0``; ``choice(a, p=p)`` compares one ``random()`` with numpy's
 float64 cumulative sums of ``p``, and refuses what numpy refuses (negative
 probabilities, a sum that is not 1 within numpy's tolerance).
+
+``np.log(prng.random())`` is traced as ``-E`` with ``E`` the language's exponential noise of
+scale 1 (an :class:`~samplers.lang.inversion.InversionScale`), and what the code does with it
+(``-b * ...``, ``q - ...``) as the float64 operations it is: over the reals ``-log U`` is
+exponential for ``U`` uniform on (0, 1).  numpy's ``random()`` is 0.0 with probability
+``2**-53``, where ``np.log`` gives ``-inf``: the real-number reading leaves out that atom.  It
+is the same ``+-inf`` noise whatever the input, so a bound proved on the rest still holds with it
+(mixing every input's law with one common law cannot raise a ratio above the larger of the
+two), and the float-level audit models it (``k = 0`` gives an infinite value; no finite output
+comes from it).
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from samplers.errors import DPHybridError, ParameterError
 from samplers.lang import noise
+from samplers.lang.inversion import InversionScale
 from samplers.lang.trace import Sym
 from samplers.plain.dispatch import elementwise, scalar
 from samplers.plain.forking import Driver
@@ -227,7 +240,8 @@ class _Pending(NDArrayOperatorsMixin):
         self.gen, self.kind, self.position, self.p, self.used = gen, kind, position, p, False
 
     def _refuse(self, what: str) -> Any:
-        hint = ("compare it once with a constant, as in prng.random() < p" if self.kind == "random" else
+        hint = ("compare it once with a constant, as in prng.random() < p, or take its np.log once, as in "
+                "-scale * np.log(prng.random())" if self.kind == "random" else
                 "subtract two draws with the same p first, as in q + (prng.geometric(p) - prng.geometric(p))")
         raise untraceable(f"prng.{self.kind}() used in {what}: its law has no exact finite form there; {hint}",
                           f"prng.{self.kind}")
@@ -237,7 +251,17 @@ class _Pending(NDArrayOperatorsMixin):
             self._refuse(f"a second {what}")
         self.used = True
 
+    def _log(self) -> Noisy:
+        """``np.log(random())``: ``-E`` for exponential noise ``E`` of scale 1 drawn by inversion."""
+        self._take("np.log")
+        builder = self.gen._driver.builder
+        e = self.gen._node(("exponential", "inversion", 1.0),
+                           lambda: builder.continuous("exponential", InversionScale(1.0)), self.position)
+        return -e
+
     def __array_ufunc__(self, uf: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if self.kind == "random" and uf is np.log and method == "__call__" and len(inputs) == 1 and not kwargs:
+            return self._log()
         if method != "__call__" or len(inputs) != 2:
             return self._refuse(f"np.{uf.__name__}")
         a, b = inputs

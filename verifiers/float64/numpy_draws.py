@@ -18,7 +18,11 @@ numpy/random/src/distributions/distributions.c and numpy/random/_common.pxd:
 - ``random_normal(loc, scale) = loc + scale * random_standard_normal()``: with ``idx = word &
   0xff``, ``sign = bit 8`` and ``rabs`` the 52 bits above it, ``x = ±rabs * wi_double[idx]``,
   returned at once when ``rabs < ki_double[idx]``, else (``idx > 0``) possibly the same ``x``
-  or (``idx == 0``) a tail value of magnitude >= ``ziggurat_nor_r``.
+  or (``idx == 0``) a tail value of magnitude >= ``ziggurat_nor_r``;
+- a hand-written inversion ``-np.log(prng.random())`` (an exponential node whose scale is an
+  :class:`~samplers.lang.inversion.InversionScale`): ``random()`` is ``next_double``, so the
+  value is ``-log(k / 2^53)``, decreasing in ``k``; ``k = 0`` gives ``+inf`` (``log(0.0)`` is
+  ``-inf``), listed as an opaque value, which no finite output can come from.
 
 A layer says which draws it may return (``lo .. hi - 1``) and which return with their full
 weight on the first try (``lo .. sure_hi - 1``); values a path the model does not follow may
@@ -32,8 +36,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
 
+import numpy as np
+from samplers.lang.inversion import InversionScale
 from verifiers.float64 import ziggurat_tables as zt
-from verifiers.float64.libm import LOG_ASSUMPTION, log_bounds
+from verifiers.float64.libm import LOG_ASSUMPTION, NP_LOG_ASSUMPTION, log_bounds
 
 UNIT = 2**53  # next_double's grid: U = k / UNIT
 NUMPY_VERSION = zt.NUMPY_VERSION
@@ -103,6 +109,21 @@ def _laplace(s: float) -> NoiseModel:
     return NoiseModel("laplace", s, layers, Fraction(1, UNIT), (), (LOG_ASSUMPTION,))
 
 
+def _inversion(s: float) -> NoiseModel:
+    """``-s * np.log(random())`` as the traced node computes it: ``s`` times the exact negation of ``np.log``."""
+    def value(k: int) -> float:
+        return s * -float(np.log(_u(k)))
+
+    def bounds(k: int) -> tuple[float, float]:
+        lo, hi = log_bounds(_u(k))
+        return s * -hi, s * -lo
+
+    layer = Layer("U > 0", 1, UNIT, UNIT, False, bounds, value, lambda k: k << 11)
+    return NoiseModel("-log(random())", s, (layer,), Fraction(1, UNIT), ((math.inf, math.inf),),
+                      (NP_LOG_ASSUMPTION, "random() is next_double, k / 2^53 (k = 0 gives log(0.0) = -inf: an infinite "
+                                       "output, the same from every input)"))
+
+
 def _ziggurat_layer(name: str, w: float, s: float, hi: int, sure_hi: int, negative: bool,
                     word: Callable[[int], int]) -> Layer:
     def value(k: int) -> float:
@@ -146,7 +167,10 @@ def _gaussian(s: float) -> NoiseModel:
 
 
 def noise_model(op: str, scale: float) -> NoiseModel:
-    """The model of numpy's sampler behind the IR noise node ``op`` with this scale (a double)."""
+    """The model of numpy's sampler behind the IR noise node ``op`` with this scale (a double; an
+    :class:`~samplers.lang.inversion.InversionScale` for a hand-written ``-log(random())``)."""
     if not (isinstance(scale, float) and 0 < scale < math.inf):
         raise ValueError(f"scale must be a positive finite double, got {scale!r}")
+    if isinstance(scale, InversionScale):
+        return _inversion(float(scale))
     return {"laplace": _laplace, "exponential": _exponential, "gaussian": _gaussian}[op](scale)

@@ -6,6 +6,11 @@ word ``w``, any ``hi`` fixes the rotation, ``lo = rotl64(w, rot) ^ hi`` makes th
 the state to install is the predecessor ``(new - inc) * M^-1``.  :func:`replay_generator` stands in
 for ``prng``: its n-th sampler call runs numpy's own ``Generator`` method on a fresh PCG64 set to
 give the n-th word, so a user's function can be re-run on the witnessed draws unchanged.
+
+Legacy ``RandomState`` (MT19937) is set the same way for a library that draws from one:
+``random()`` reads two tempered 32-bit outputs ``a``, ``b`` of the state's key array from position
+``pos`` on (no twist before ``pos`` reaches 624), and returns ``((a >> 5) 2^26 + (b >> 6)) / 2^53``;
+:func:`mt19937_state` puts the untempered words for chosen ``k`` at the head of the key, ``pos = 0``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,29 @@ INCREMENT = 0xDA3E39CB94B95BDB  # any odd increment works; this is PCG's default
 def _rotl64(w: int, r: int) -> int:
     r &= 63
     return ((w << r) | (w >> (64 - r))) & MASK64 if r else w
+
+
+def _untemper(y: int) -> int:
+    """The MT19937 key word that tempers to ``y`` (each tempering step inverted, last first)."""
+    y ^= y >> 18  # each of these two steps is its own inverse
+    y ^= (y << 15) & 0xEFC60000
+    x = y
+    for _ in range(5):  # y = x ^ ((x << 7) & B): x recovered 7 more bits at a time
+        x = (y ^ ((x << 7) & 0x9D2C5680)) & 0xFFFFFFFF
+    z = x
+    for _ in range(3):  # x = z ^ (z >> 11): 11 more bits at a time
+        z = x ^ (z >> 11)
+    return z
+
+
+def mt19937_state(ks: Sequence[int]) -> tuple:
+    """A ``RandomState.set_state`` tuple whose next ``random()`` calls return ``k / 2^53`` for each ``k`` in turn."""
+    key = np.arange(624, dtype=np.uint64) * 2654435761 % 2**32  # any words past the head
+    for i, k in enumerate(ks):
+        if not 0 <= k < 2**53:
+            raise ValueError(f"a 53-bit draw is needed, got {k!r}")
+        key[2 * i], key[2 * i + 1] = _untemper((k >> 26) << 5), _untemper((k & (2**26 - 1)) << 6)
+    return "MT19937", key.astype(np.uint32), 0
 
 
 def pcg64_state(word: int, hi: int = 0x0123456789ABCDEF) -> dict[str, Any]:

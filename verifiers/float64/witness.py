@@ -162,6 +162,11 @@ def _try(program: Program, models: dict[int, NoiseModel], sx: _Side, sxp: _Side,
     return (INF if n_xp == 0 else Fraction(n_x, n_xp)), witness
 
 
+def _scale(attr: Any) -> float:
+    """A noise node's scale as a double (a float, its type kept: it may say how the draw is computed)."""
+    return attr if isinstance(attr, float) else float(attr)
+
+
 def audit(program: Program, pairs: Iterable[tuple[Sequence[int], Sequence[int]]], seed: int = 0) -> FloatAudit:
     """The best certified float-level lower bound over the given pairs (stops at a robust eps = inf)."""
     try:
@@ -170,7 +175,7 @@ def audit(program: Program, pairs: Iterable[tuple[Sequence[int], Sequence[int]]]
             return not_modelled("no continuous noise reaches the output: the float-level audit models numpy's "
                                 "continuous samplers")
         nodes = program.nodes
-        models = {c.noise: noise_model(nodes[c.noise].op, float(nodes[c.noise].attr))
+        models = {c.noise: noise_model(nodes[c.noise].op, _scale(nodes[c.noise].attr))
                   for c in chains if c.noise is not None}
         rng = random.Random(seed)
         best: tuple[Fraction | float, dict[str, Any]] | None = None
