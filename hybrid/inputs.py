@@ -20,7 +20,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from samplers.lang.domain import Domain
-from samplers.lang.neighbours import AllDiffer, Neighbours, OneDiffer, ReplaceOne
+from samplers.lang.neighbours import AllDiffer, Monotone, Neighbours, OneDiffer, ReplaceOne
 
 Point = tuple[int, ...]
 
@@ -104,6 +104,9 @@ def random_neighbour(x: Point, domain: Domain, neighbours: Neighbours, rng: np.r
             i, s = int(rng.integers(n)), neighbours.sensitivity
             step = int(rng.integers(1, s + 1)) * (1 if rng.random() < 0.5 else -1)
             cand = x[:i] + _clip([x[i] + step], Domain((domain.lo[i],), (domain.hi[i],))) + x[i + 1:]
+        elif isinstance(neighbours, Monotone):
+            sign, s = (1 if rng.random() < 0.5 else -1), neighbours.sensitivity
+            cand = _clip([v + sign * int(rng.integers(0, s + 1)) for v in x], domain)
         elif isinstance(neighbours, ReplaceOne):
             i = int(rng.integers(n))
             cand = x[:i] + (int(rng.integers(domain.lo[i], domain.hi[i] + 1)),) + x[i + 1:]

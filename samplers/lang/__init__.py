@@ -14,11 +14,14 @@ from samplers.lang.ir import BOTTOM, Node, Program
 from samplers.lang.mechanism import Mechanism, mechanism
 from samplers.lang.neighbours import (
     AllDiffer,
+    Monotone,
     Neighbours,
     OneDiffer,
     ReplaceOne,
     all_differ,
     custom,
+    decreasing,
+    increasing,
     one_differ,
     replace_one,
 )
@@ -42,9 +45,9 @@ from samplers.lang.trace import (
 )
 
 __all__ = [
-    "BOTTOM", "AllDiffer", "Domain", "Mechanism", "Neighbours", "Node", "OneDiffer", "Program",
+    "BOTTOM", "AllDiffer", "Domain", "Mechanism", "Monotone", "Neighbours", "Node", "OneDiffer", "Program",
     "ReplaceOne", "Sym", "all_differ", "all_of", "any_of", "argmax", "categorical", "clamp",
-    "custom", "discrete_laplace", "exact", "exponential", "flip", "fraction_str", "gaussian",
-    "ints", "ite", "laplace", "maximum", "mechanism", "minimum", "one_differ", "replace_one",
+    "custom", "decreasing", "discrete_laplace", "exact", "exponential", "flip", "fraction_str", "gaussian",
+    "increasing", "ints", "ite", "laplace", "maximum", "mechanism", "minimum", "one_differ", "replace_one",
     "two_sided_geometric", "uniform",
 ]

@@ -77,6 +77,36 @@ class AllDiffer(Neighbours):
         return (p for p in itertools.product(*ranges) if p != x)
 
 
+@dataclass(frozen=True, repr=False)
+class Monotone(Neighbours):
+    """Every coordinate moves in the same direction, by at most ``sensitivity``: ``x' - x`` in
+    ``[0, s]^n`` or in ``[-s, 0]^n``, not 0 (CheckDP's INCREASING / DECREASING query assumptions).
+
+    DP compares neighbours both ways, so "``x'`` is ``x`` increased" and "``x'`` is ``x``
+    decreased" have the same symmetric closure, the union of the two boxes: ``increasing`` and
+    ``decreasing`` are one relation under two names (``direction`` is only the name).
+    """
+
+    sensitivity: int = 1
+    direction: str = "increasing"
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.direction if self.sensitivity == 1 else f"{self.direction}(sensitivity={self.sensitivity})"
+
+    def contains(self, x: Sequence[int], xp: Sequence[int]) -> bool:
+        moves = [b - a for a, b in zip(x, xp)]
+        s = self.sensitivity
+        return (len(x) == len(xp) and any(moves)
+                and (all(0 <= m <= s for m in moves) or all(-s <= m <= 0 for m in moves)))
+
+    def of(self, x: Point, domain: Domain) -> Iterator[Point]:
+        s = self.sensitivity
+        up = [range(v, min(h, v + s) + 1) for v, h in zip(x, domain.hi)]
+        down = [range(max(l, v - s), v + 1) for v, l in zip(x, domain.lo)]
+        return (p for box in (up, down) for p in itertools.product(*box) if p != x)
+
+
 class ReplaceOne(Neighbours):
     """Exactly one coordinate (one individual's record) is replaced by any other value."""
 
@@ -113,9 +143,12 @@ class Custom(Neighbours):
 one_differ = OneDiffer()
 all_differ = AllDiffer()
 replace_one = ReplaceOne()
+increasing = Monotone(direction="increasing")
+decreasing = Monotone(direction="decreasing")
 
 
-BY_NAME: dict[str, Neighbours] = {"all_differ": all_differ, "one_differ": one_differ, "replace_one": replace_one}
+BY_NAME: dict[str, Neighbours] = {"all_differ": all_differ, "decreasing": decreasing, "increasing": increasing,
+                                  "one_differ": one_differ, "replace_one": replace_one}
 
 
 def custom(pred: Callable[[Point, Point], bool], name: str = "custom") -> Custom:

@@ -38,7 +38,7 @@ import z3
 from samplers import deadline
 from samplers.lang.builder import draws_randomness
 from samplers.lang.ir import BOTTOM, Program, evaluate
-from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
+from samplers.lang.neighbours import AllDiffer, Monotone, OneDiffer, ReplaceOne
 from verifiers.z3_timeout import bounded_ms
 
 TRIALS = 80
@@ -149,6 +149,10 @@ def _neighbour(program: Program, x: list[int], rng: random.Random) -> list[int]:
     if isinstance(rel, AllDiffer):
         while xp == x:
             xp = [v + rng.randint(-rel.sensitivity, rel.sensitivity) for v in x]
+    elif isinstance(rel, Monotone):
+        sign = rng.choice([1, -1])
+        while xp == x:
+            xp = [v + sign * rng.randint(0, rel.sensitivity) for v in x]
     elif isinstance(rel, OneDiffer):
         i = rng.randrange(len(x))
         xp[i] = x[i] + rng.choice([1, -1]) * rng.randint(1, rel.sensitivity)
@@ -278,10 +282,17 @@ def _related(program: Program, xs: list, xps: list) -> Any:
     if isinstance(rel, AllDiffer):
         s = rel.sensitivity
         return z3.And(z3.Or(differ), *[z3.And(x - y <= s, y - x <= s) for x, y in zip(xs, xps)])
+    if isinstance(rel, Monotone):
+        s = rel.sensitivity
+        up = z3.And([z3.And(y - x >= 0, y - x <= s) for x, y in zip(xs, xps)])
+        down = z3.And([z3.And(x - y >= 0, x - y <= s) for x, y in zip(xs, xps)])
+        return z3.And(z3.Or(differ), z3.Or(up, down))
     count = z3.PbEq([(c, 1) for c in differ], 1)
     if isinstance(rel, OneDiffer):
         s = rel.sensitivity
         return z3.And(count, *[z3.And(x - y <= s, y - x <= s) for x, y in zip(xs, xps)])
+    if not isinstance(rel, ReplaceOne):
+        raise ValueError(f"the checker has no z3 encoding of the neighbour relation {rel.name}")
     inside = [z3.And(v >= l, v <= h) for vs in (xs, xps) for v, l, h in zip(vs, dom.lo, dom.hi)]
     return z3.And(count, *inside)
 
@@ -290,7 +301,7 @@ def _neighbour_sides(program: Program, xs: list, split: bool) -> list[list]:
     """The ``x'`` variables to ask about: all free, or (``split``, where one coordinate differs)
     one list per coordinate, the others being ``x``'s own, so that z3 sees equal values as equal."""
     n = len(xs)
-    if not split or isinstance(program.neighbours, AllDiffer):
+    if not split or isinstance(program.neighbours, (AllDiffer, Monotone)):
         return [[z3.Int(f"xp{i}") for i in range(n)]]
     return [[z3.Int(f"xp{i}") if i == j else xs[i] for i in range(n)] for j in range(n)]
 

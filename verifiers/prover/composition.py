@@ -8,6 +8,9 @@ own inputs only.  Over the program's neighbour relation the level then composes:
   the level is the **largest** part level;
 * ``all_differ``: every part may change at once, and the ratio of a product is the
   product of ratios -- the level is the **product** of the part levels;
+* ``increasing`` / ``decreasing``: every part may change at once too, each by a monotone
+  move of its own inputs (or none) -- the **product** again, here an upper bound only (the
+  parts move in one direction together, so their worst pairs may not combine);
 * a custom relation: only when one part reads every input (the whole program), since a
   predicate on whole inputs says nothing about a part.
 
@@ -40,7 +43,7 @@ from samplers.json_shape import ANY, NAT, RATIONAL, Nullable, check as check_sha
 from samplers.lang.builder import Builder, draws_randomness, replay
 from samplers.lang.domain import Domain
 from samplers.lang.ir import BOTTOM, CONTINUOUS_NOISE, Node, Program
-from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
+from samplers.lang.neighbours import AllDiffer, Monotone, OneDiffer, ReplaceOne
 from verifiers.backends import choose, get_backend
 from verifiers.base import neighbour_pairs
 from verifiers.epsilon import eps_upper, within_exp
@@ -150,7 +153,7 @@ def combination(program: Program, read: list[list[int]]) -> str | None:
     nb = program.neighbours
     if isinstance(nb, (OneDiffer, ReplaceOne)):
         return "max"
-    if isinstance(nb, AllDiffer):
+    if isinstance(nb, (AllDiffer, Monotone)):
         return "product"
     reading = [r for r in read if r]
     return "single" if not reading or reading == [list(range(program.domain.size))] else None

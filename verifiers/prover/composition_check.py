@@ -21,7 +21,7 @@ from samplers.errors import DPHybridError
 from samplers.lang.builder import draws_randomness
 from samplers.lang.domain import Domain
 from samplers.lang.ir import CONTINUOUS_NOISE, Node, Program
-from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
+from samplers.lang.neighbours import AllDiffer, Monotone, OneDiffer, ReplaceOne
 from verifiers.backends import get_backend
 from verifiers.epsilon import log_bracket
 from verifiers.prover.proof import Proof, number_from_json
@@ -137,7 +137,7 @@ def _check(program: Program, proof: Proof, complete: bool) -> str | None:
             members[k].update(a for a in n.args if not deps[a])
     reading = sum(1 for part in parts if part["inputs"])
     nb = program.neighbours
-    how = "max" if isinstance(nb, (OneDiffer, ReplaceOne)) else "product" if isinstance(nb, AllDiffer) else "single"
+    how = "max" if isinstance(nb, (OneDiffer, ReplaceOne)) else "product" if isinstance(nb, (AllDiffer, Monotone)) else "single"
     if how == "single" and reading and not any(part["inputs"] == list(range(program.domain.size)) for part in parts):
         return f"a custom relation ({nb.name}) applies to whole inputs, and no part reads them all"
     if how == "single" and reading > 1:

@@ -7,7 +7,8 @@ neighbour differences (:mod:`verifiers.prover.neighbourhood`), z3 must answer *u
 * constraint ``g rel 0``: ``g(x, eta) rel 0 and not g(x', eta + a) rel 0``;
 * exponential draw: ``eta >= 0 and eta + a < 0``;
 * cost: ``sum_e |a_e| / b_e > eps`` (for one_differ / replace_one one query per
-  differing coordinate, ``d = t e_j``; for all_differ one query over the box).
+  differing coordinate, ``d = t e_j``; for all_differ one query over the box, for
+  increasing / decreasing one over the union of the boxes ``[0, s]^n`` and ``[-s, 0]^n``).
 
 After the template is fixed these are quantifier-free linear integer/real arithmetic.
 Queries are put in a canonical form (variables renamed in order of appearance) and
@@ -133,7 +134,9 @@ class Discharger:
             solver.add(d >= -self.diffs.bound[j], d <= self.diffs.bound[j])
         nonzero = [z3.If(d != 0, 1, 0) for d in ds]
         full = len(coords) == self.diffs.n
-        if self.diffs.kind == "all":
+        if self.diffs.kind == "monotone" and ds:  # the union of the two boxes, on these coordinates
+            solver.add(z3.Or(z3.And([d >= 0 for d in ds]), z3.And([d <= 0 for d in ds])))
+        if self.diffs.joint:
             if full and ds:
                 solver.add(z3.Or([d != 0 for d in ds]))
         elif ds:
@@ -204,7 +207,7 @@ class Discharger:
 
     def cost(self, terms: list[tuple[Lin, Fraction]], eps: Fraction) -> Iterable[str]:
         """Answers for ``sum w |a| > eps`` over the differences (several queries when split)."""
-        if self.diffs.kind == "all":
+        if self.diffs.joint:
             yield self._cost_query(terms, eps, None)
             return
         touching: dict[int, list[tuple[Lin, Fraction]]] = {}
@@ -236,7 +239,7 @@ class Discharger:
         def build(solver: z3.Solver) -> None:
             env = canon.env()
             self._in_domain(inputs, env, solver)
-            if coord is None or self.diffs.kind == "all":
+            if coord is None or self.diffs.joint:
                 self._diff_vars(canon, env, solver)
             else:  # d = t e_coord, t != 0
                 for i, b in enumerate(bounds):

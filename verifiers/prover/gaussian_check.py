@@ -26,7 +26,7 @@ from typing import Any
 
 from samplers.lang.builder import draws_randomness
 from samplers.lang.ir import BOTTOM, Program
-from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
+from samplers.lang.neighbours import AllDiffer, Monotone, OneDiffer, ReplaceOne
 from verifiers.prover.alignment_check import run
 
 AFFINE = {"add", "sub", "neg", "mul", "input", "gaussian", "const"}
@@ -55,7 +55,7 @@ def _shape(program: Program) -> str | None:
 
 def _bounds(program: Program) -> list[int] | None:
     rel, dom = program.neighbours, program.domain
-    if isinstance(rel, (OneDiffer, AllDiffer)):
+    if isinstance(rel, (OneDiffer, AllDiffer, Monotone)):
         return [rel.sensitivity] * dom.size
     if isinstance(rel, ReplaceOne):
         return [h - l for l, h in zip(dom.lo, dom.hi)]
@@ -111,7 +111,10 @@ def sensitivity_squared(program: Program, shifts: dict[int, Shift], sigma: dict[
         return sum((weight[e] * (shifts[e][0] + sum((k * d.get(i, 0) for i, k in shifts[e][1].items()),
                                                    Fraction(0))) ** 2 for e in only), Fraction(0))
 
-    if isinstance(program.neighbours, AllDiffer):
+    nb = program.neighbours
+    if isinstance(nb, (AllDiffer, Monotone)):  # the box [-s, s]^n, or the larger of [0, s]^n and [-s, 0]^n
+        s = nb.sensitivity
+        boxes = [(-s, s)] if isinstance(nb, AllDiffer) else [(0, s), (-s, 0)]
         groups: list[tuple[set[int], list[int]]] = []
         total = Fraction(0)
         for e, (c, coef) in shifts.items():
@@ -122,15 +125,13 @@ def sensitivity_squared(program: Program, shifts: dict[int, Shift], sigma: dict[
             joined = [g for g in groups if g[0] & coords]
             groups = [g for g in groups if not g[0] & coords]
             groups.append((coords.union(*(g[0] for g in joined)), [e] + [f for g in joined for f in g[1]]))
-        for coords, draws in groups:
+        for coords, _ in groups:
             if len(coords) > MAX_GROUP:
                 raise ValueError(f"a shift couples {len(coords)} input differences (the checker enumerates "
                                  f"at most {MAX_GROUP})")
-            s = program.neighbours.sensitivity
-            order = sorted(coords)
-            total += max(size(dict(zip(order, signs)), draws)
-                         for signs in itertools.product((-s, s), repeat=len(order)))
-        return total
+        return total + max(sum((max(size(dict(zip(sorted(coords), ends)), draws)
+                                    for ends in itertools.product(box, repeat=len(coords)))
+                                for coords, draws in groups), Fraction(0)) for box in boxes)
     values = [size({i: t}, list(shifts)) for i, b in enumerate(bounds) if b > 0 for t in (-b, b)]
     return max(values, default=Fraction(0))
 

@@ -3,14 +3,17 @@
 An alignment's conditions and cost depend on the inputs only through ``d``.  For the
 built-in relations the set of differences is simple: ``one_differ(s)`` and
 ``replace_one`` are ``{t e_j}`` (``1 <= |t| <= s``, resp. ``<=`` the domain's width in
-coordinate ``j``), ``all_differ(s)`` the box ``[-s, s]^n`` without 0.  Only the
+coordinate ``j``), ``all_differ(s)`` the box ``[-s, s]^n`` without 0, ``increasing(s)`` /
+``decreasing(s)`` (one relation, :class:`~samplers.lang.neighbours.Monotone`) the union of
+the sign-constrained boxes ``[0, s]^n`` and ``[-s, 0]^n`` without 0.  Only the
 replace-one relation needs the declared bounds; for the others the conditions are discharged for
 every integer input of the program *as traced*, which folded what the declared bounds decide
 (a clamp the domain never reaches, a comparison it settles), so a proof covers the declared
 domain only, never more of the mechanism as written.
 Linear forms have their extremes at ``t = +-s`` / box vertices, and a sum of absolute
 values of linear forms (an alignment's cost) is convex, so its maximum is at those
-points too: both are computed here exactly.  Shifts may also read the differences
+points too (over a union of boxes: the largest of the boxes' maxima): both are computed
+here exactly.  Shifts may also read the differences
 ``w_k`` of noise-free derived values (:mod:`verifiers.prover.derived`), which range
 over sound intervals given ``t``; those prices guide the synthesis, and z3 checks the
 cost bound exactly.
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from samplers.lang.ir import Program
-from samplers.lang.neighbours import AllDiffer, OneDiffer, ReplaceOne
+from samplers.lang.neighbours import AllDiffer, Monotone, OneDiffer, ReplaceOne
 from verifiers.prover.derived import Derived, derived
 from verifiers.prover.linear import Lin
 from verifiers.prover.paths import Unsupported
@@ -35,13 +38,18 @@ STEPS = 64  # one_differ / replace_one: differences t = 1..STEPS (and the larges
 
 @dataclass(frozen=True)
 class Differences:
-    """The neighbour differences of a program: ``kind`` one / all / replace; ``derived`` its
-    noise-free derived values, whose differences ``w_k`` shifts may also read."""
+    """The neighbour differences of a program: ``kind`` one / all / replace / monotone;
+    ``derived`` its noise-free derived values, whose differences ``w_k`` shifts may also read."""
 
     kind: str
     n: int
     bound: tuple[int, ...]  # per coordinate, the largest |d_i|
     derived: Derived | None = None
+
+    @property
+    def joint(self) -> bool:
+        """Every coordinate may differ at once (all / monotone), not one at a time."""
+        return self.kind in ("all", "monotone")
 
     @property
     def unit(self) -> int:
@@ -75,8 +83,11 @@ class Differences:
         ts = set(range(1, min(m, STEPS) + 1)) | {m}
         return sorted(ts | {-t for t in ts})
 
-    def _moves(self) -> dict[int, tuple[int, int]]:
-        return {i: (-b, b) for i, b in enumerate(self.bound)}
+    def _boxes(self) -> list[dict[int, tuple[int, int]]]:
+        """The boxes whose union holds the differences (all / monotone): per coordinate its range."""
+        if self.kind == "monotone":
+            return [{i: (0, b) for i, b in enumerate(self.bound)}, {i: (-b, 0) for i, b in enumerate(self.bound)}]
+        return [{i: (-b, b) for i, b in enumerate(self.bound)}]
 
     def _value_range(self, var: tuple[str, int], moves: dict) -> tuple[Fraction, Fraction]:
         if var[0] == "d":
@@ -88,8 +99,9 @@ class Differences:
         """Min and max of a linear form over ``d`` (and ``w``) on the differences."""
         if not form.coef:
             return form.const, form.const
-        if self.kind == "all":
-            return self._interval(form, self._moves())
+        if self.joint:
+            ends = [self._interval(form, box) for box in self._boxes()]
+            return min(lo for lo, _ in ends), max(hi for _, hi in ends)
         coords = self.coords(form)
         lo = hi = form.const if len(coords) < self.n else None
         for j in coords:
@@ -110,8 +122,8 @@ class Differences:
         """``max_d sum w |form(d)|`` (``square``: ``sum w form(d)^2``) over the differences (exact
         for forms over ``d``; derived differences range over their intervals)."""
         size = (lambda v: v * v) if square else abs
-        if self.kind == "all":
-            return self._max_cost_box(terms, size)
+        if self.joint:
+            return max(self._max_cost_box(terms, size, box) for box in self._boxes())
         base = sum((w * size(f.const) for f, w in terms), Fraction(0))
         touching: dict[int, list[tuple[Lin, Fraction]]] = {}
         for f, w in terms:
@@ -142,7 +154,8 @@ class Differences:
             best = val if best is None or val > best else best
         return best
 
-    def _max_cost_box(self, terms: Sequence[tuple[Lin, Fraction]], size) -> Fraction:
+    def _max_cost_box(self, terms: Sequence[tuple[Lin, Fraction]], size, moves: dict) -> Fraction:
+        """The largest cost over one box: forms reading disjoint coordinates move independently."""
         total = Fraction(0)
         groups: list[tuple[set[int], list[tuple[Lin, Fraction]]]] = []
         for f, w in terms:
@@ -153,7 +166,6 @@ class Differences:
             joined = [g for g in groups if g[0] & coords]
             merged = (coords.union(*(g[0] for g in joined)), [(f, w)] + [t for g in joined for t in g[1]])
             groups = [g for g in groups if not (g[0] & coords)] + [merged]
-        moves = self._moves()
         for _, ts in groups:
             total += self._vertex_max(ts, moves, size)
         return total
@@ -168,6 +180,8 @@ def differences(program: Program) -> Differences:
         return Differences("one", n, (rel.sensitivity,) * n, values)
     if isinstance(rel, AllDiffer):
         return Differences("all", n, (rel.sensitivity,) * n, values)
+    if isinstance(rel, Monotone):
+        return Differences("monotone", n, (rel.sensitivity,) * n, values)
     if isinstance(rel, ReplaceOne):
         return Differences("replace", n, tuple(h - l for l, h in zip(dom.lo, dom.hi)), values)
     raise Unsupported(f"the neighbour relation {rel.name!r} is a custom predicate: no symbolic form")
