@@ -27,8 +27,8 @@ from typing import IO
 
 from bench.common import machine
 
-BENCHES = ("startup", "budgets", "samplers", "verify", "testers", "search", "smt", "suite", "continuous", "scaling",
-           "prover", "composition", "plain", "libraries")
+BENCHES = ("startup", "budgets", "samplers", "verify", "testers", "search", "smt", "suite", "suite_scaling",
+           "continuous", "scaling", "prover", "composition", "plain", "libraries")
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 DEFAULT_OUT = Path(__file__).resolve().parent / "RESULTS.md"
 ERROR_TAIL = 30  # lines of a failed benchmark's stderr kept in its section

@@ -19,29 +19,14 @@ from __future__ import annotations
 
 import argparse
 import heapq
-import json
-import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from bench.common import machine, markdown_table
+from bench.suite_runs import add_suite_options, entries_ok, run_once, selected
 
 CLUSTER_SIZES = (2, 4, 8, 16, 64)
-QUICK_ENTRIES = 4
-
-_RUN = """
-import json, time
-from hybrid.suites.runner import run_suite
-from hybrid.suites.suite_file import Suite, load_suite
-s = load_suite({suite!r})
-s = Suite(s.name, s.entries[:{limit!r}], s.description)
-t = time.perf_counter()
-run_suite(s, jobs={jobs}, backend="local", out={out!r})
-print(json.dumps({{"wall": time.perf_counter() - t}}))
-"""
 
 
 def lpt_makespan(times: Sequence[float], workers: int) -> float:
@@ -54,38 +39,11 @@ def lpt_makespan(times: Sequence[float], workers: int) -> float:
     return max(loads)
 
 
-def run_once(suite: str, limit: int | None, jobs: int, workdir: Path) -> tuple[float, list[dict[str, Any]]]:
-    """One ``run_suite`` in a fresh interpreter with fresh caches: (wall seconds, rows)."""
-    from hybrid.suites.results_log import read_results
-
-    out = workdir / f"jobs{jobs}.jsonl"
-    env = {**os.environ, "DPHYBRID_CACHE_DIR": str(workdir / f"cache{jobs}" / "kernels"),
-           "NUMBA_CACHE_DIR": str(workdir / f"cache{jobs}" / "numba")}
-    code = _RUN.format(suite=suite, limit=limit, jobs=jobs, out=str(out))
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.stderr.write(res.stderr)
-        raise SystemExit(f"bench.suite: the {jobs}-worker run failed (exit code {res.returncode})")
-    return json.loads(res.stdout.strip().splitlines()[-1])["wall"], read_results(out)
-
-
-def _status(rows: list[dict[str, Any]]) -> str:
-    ok = sum(r["status"] == "ok" for r in rows)
-    return f"{ok}/{len(rows)}" + ("" if ok == len(rows) else " (others: error/timeout)")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.suite", description=__doc__.splitlines()[0])
-    ap.add_argument("--suite", default="discrete", help="a built-in suite name or a .toml/.json suite file")
-    ap.add_argument("--quick", action="store_true", help=f"the suite's first {QUICK_ENTRIES} entries only")
+    add_suite_options(ap)
     args = ap.parse_args(argv)
-    from hybrid.suites.suite_file import SuiteError, load_suite
-
-    try:
-        suite = load_suite(args.suite)
-    except SuiteError as e:
-        ap.error(str(e))
-    limit = QUICK_ENTRIES if args.quick else None
+    suite, limit = selected(ap, args)
     n = len(suite.entries[:limit])
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as d:
         wall1, rows1 = run_once(args.suite, limit, 1, Path(d))
@@ -97,9 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Suite `{suite.name}`: {n} of {len(suite.entries)} entries, local backend ({machine()})\n")
     print(markdown_table(
         ["workers", "wall s", "sum of entry s", "longest entry s", "speed-up", "entries ok"],
-        [[1, f"{wall1:.1f}", f"{total1:.1f}", f"{longest1:.1f}", "1.0x", _status(rows1)],
+        [[1, f"{wall1:.1f}", f"{total1:.1f}", f"{longest1:.1f}", "1.0x", entries_ok(rows1)],
          [2, f"{wall2:.1f}", f"{sum(times2.values()):.1f}", f"{max(times2.values()):.1f}",
-          f"{wall1 / wall2:.2f}x", _status(rows2)]]))
+          f"{wall1 / wall2:.2f}x", entries_ok(rows2)]]))
     print("\nLongest entries (by their 1-worker time)\n")
     top = sorted(times1, key=times1.get, reverse=True)[:5]
     print(markdown_table(["entry", "1 worker s", "2 workers s"],
