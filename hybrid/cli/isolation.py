@@ -30,6 +30,7 @@ from samplers.errors import ParameterError
 
 MAX_OUTPUT = 64 * 2**20  # bytes of the child's stdout and stderr relayed; the rest is cut, and that said
 MEMORY_SHARE = 0.75  # of the machine's memory, the child's default address-space limit
+MAX_LIMIT = 2**62  # bytes: a larger --memory is no limit at all
 GRACE = 1.0  # seconds past the budget, at least, before the parent stops a child (its own stop, teardown)
 SLACK = 1.2
 DRAIN = 2.0  # seconds the output may still flow after the child answered
@@ -60,17 +61,16 @@ def add_memory_option(parser: argparse.ArgumentParser) -> None:
 
 def memory_limit(gib: float | None = None) -> int | None:
     """The child's address-space limit in bytes: ``gib``, else ``$DPHYBRID_MEMORY`` (GiB), else a share of the machine."""
-    if gib is not None:
-        return int(gib * 2**30)
     text = os.environ.get("DPHYBRID_MEMORY", "").strip()
-    if text:
+    if gib is None and text:
         try:
             gib = float(text)
         except ValueError:
             raise ParameterError(f"DPHYBRID_MEMORY={text!r} is not a number of GiB") from None
         if not gib > 0 or gib != gib or gib == float("inf"):
             raise ParameterError(f"DPHYBRID_MEMORY={text!r} must be a positive number of GiB")
-        return int(gib * 2**30)
+    if gib is not None:
+        return None if gib * 2**30 >= MAX_LIMIT else int(gib * 2**30)
     try:
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") * MEMORY_SHARE)
     except (ValueError, OSError):
@@ -113,7 +113,9 @@ def _child(command: Callable[[], int], status_w: int, out_w: int, err_w: int, tt
         sys.stdin = open(os.devnull)  # noqa: SIM115 (the child's whole life)
         sys.stdout, sys.stderr = _Stream(1, ttys[0]), _Stream(2, ttys[1])
         if memory is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            limit = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
         code = command()
     except BaseException as e:  # noqa: BLE001 (the user's code may raise anything: say it, in one line)
         reason = "out of memory (raise --memory)" if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
