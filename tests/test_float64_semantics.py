@@ -328,3 +328,18 @@ def test_a_mean_of_a_power_of_two_count_is_traced_and_others_refused():
     assert traced(mean, (0, 10), size=4).continuous
     with pytest.raises(UntraceableError, match="np.mean divides the float64 sum by n = 5"):
         traced(mean, (0, 10), size=5)
+
+
+def test_a_long_table_is_a_balanced_tree_and_a_choice_among_doubles_stays_exact():
+    """q * 0.1 over 2,001 inputs: one table (depth ~11, not a chain of 2,000 ite that the prover's
+    recursive walks could not follow), and the ite choosing among its doubles needs no check of its own."""
+    def tenth(prng, queries, epsilon):
+        return queries[0] * 0.1 + prng.laplace(scale=1 / epsilon)
+
+    program = traced(tenth, (-1000, 1000))
+    depth: dict[int, int] = {}
+    for i, n in enumerate(program.nodes):
+        depth[i] = 1 + max((depth[a] for a in n.args), default=0)
+    assert max(depth.values()) < 30
+    found = prove(program, time_budget=60)  # an answer (here none: z3 gives up on the table), no RecursionError
+    assert not isinstance(found, Proof) or found.eps >= Fraction(1, 100)

@@ -54,6 +54,9 @@ CLOCK_EVERY = 4096  # nodes traced between two looks at the clock (samplers.dead
 _FOLDABLE = frozenset(ARITY) - {"const", "input", "draw", "geom"} - CONTINUOUS_NOISE | {"argmax"}
 
 
+CHOICE = frozenset({"min", "max", "clamp", "ite"})  # operations whose value is one of their operands
+
+
 def draws_randomness(op: str, attr: Any) -> bool:
     """True for operations whose every evaluation is an independent random draw."""
     return op in ("draw", "geom") or op in CONTINUOUS_NOISE or (op == "argmax" and attr == "uniform")
@@ -187,8 +190,9 @@ class Builder:
             raise LanguageError(f"{op} compares an integer beyond 2^53 with a float: numpy rounds the integer to "
                                 "float64 first, Python compares exactly; convert it explicitly")
         grid = None if None in grids else op_grid(op, attr, grids, nodes)
-        if grid is not None and grid.doubles:
-            return grid
+        if grid is not None and (grid.doubles or (op in CHOICE and all(
+                n.kind == FLOAT or g.bound <= 2**53 for n, g in zip(nodes, grids)))):
+            return grid  # a choice among doubles (integers below 2^53 included) is one of them: exact
         table = dict(self._per_combination(args, lambda vals: self._float_value(op, attr, vals, kind), op))
         if all(_same(v, evaluate_exactly(op, attr, vals)) for v, vals in table.values()):
             return value_grid(v for v, _ in table.values() if v is not BOTTOM)
@@ -256,10 +260,16 @@ class Builder:
                 runs[-1] = (v, child)
             else:
                 runs.append((v, child))
-        node = runs[-1][1]
-        for end, child in reversed(runs[:-1]):
-            node = self.emit("ite", (self.emit("le", (d, self.const(end))), child, node))
-        return node
+        return self._split(d, runs)
+
+    def _split(self, d: int, runs: Sequence[tuple[int, int]]) -> int:
+        """A balanced tree of ``ite(d <= end, ...)`` over consecutive runs: depth log2(runs), not runs
+        (a chain of thousands of ``ite`` nests too deeply for the backends' recursive walks)."""
+        if len(runs) == 1:
+            return runs[0][1]
+        mid = len(runs) // 2
+        left, right = self._split(d, runs[:mid]), self._split(d, runs[mid:])
+        return self.emit("ite", (self.emit("le", (d, self.const(runs[mid - 1][0]))), left, right))
 
     def _check_signed_zeros(self, outputs: Sequence[int]) -> None:
         """Refuse a noise-free float output that is -0.0 for some inputs and 0.0 for others.

@@ -61,6 +61,9 @@ def prove(program: Program, eps: Fraction | None = None, *, delta: Fraction | fl
             except deadline.TimeLimitReached:
                 failures.append(NoProof(f"time budget of {time_budget:g} s reached", rule=name))
                 continue
+            except RecursionError:  # a program whose values nest deeper than the rule's recursive walks
+                failures.append(NoProof("the program's values nest too deeply for this rule", rule=name))
+                continue
             if isinstance(found, NoProof):
                 failures.append(found)
                 continue
