@@ -331,12 +331,12 @@ def test_a_mean_of_a_power_of_two_count_is_traced_and_others_refused():
 
 
 def test_a_long_table_is_a_balanced_tree_and_a_choice_among_doubles_stays_exact():
-    """q * 0.1 over 2,001 inputs: one table (depth ~11, not a chain of 2,000 ite that the prover's
+    """q * 0.1 over 601 inputs: one table (depth ~10, not a chain of 600 ite that the prover's
     recursive walks could not follow), and the ite choosing among its doubles needs no check of its own."""
     def tenth(prng, queries, epsilon):
         return queries[0] * 0.1 + prng.laplace(scale=1 / epsilon)
 
-    program = traced(tenth, (-1000, 1000))
+    program = traced(tenth, (-300, 300))
     depth: dict[int, int] = {}
     for i, n in enumerate(program.nodes):
         depth[i] = 1 + max((depth[a] for a in n.args), default=0)
