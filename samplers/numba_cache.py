@@ -10,6 +10,7 @@ kernels: slower first runs, never a crash.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import tempfile
@@ -36,8 +37,10 @@ def fallback() -> Path:
     return _fallback
 
 
+@functools.cache
 def ensure() -> None:
-    """Give numba a writable cache folder unless it has one (call before numba compiles anything)."""
+    """Give numba a writable cache folder unless it has one (call before numba compiles anything; the
+    folders are tried once per process)."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     if _writable(Path(__file__).parent / "__pycache__") or _writable(Path.home() / ".cache" / "numba"):

@@ -61,9 +61,11 @@ def _result_problem(r: dict[str, Any]) -> str | None:
     """What is wrong with the fields of a search result that reports read, if anything: a
     bound must be a number, a witness its inputs, and a lower bound must not exceed the
     level of the exact ratio beside it (a row claiming more than its ratio is not ours)."""
-    low = r.get("eps_lower")
-    if low is not None and low != "inf" and not (_finite(low) and low >= 0):
-        return "result.eps_lower must be a finite non-negative number or \"inf\""
+    low, up = r.get("eps_lower"), r.get("eps_upper")
+    for name, bound in (("eps_lower", low), ("eps_upper", up)):
+        if bound is not None and bound != "inf" and not (_finite(bound) and bound >= 0):
+            return f"result.{name} must be a finite non-negative number or \"inf\""
+    low_v, up_v = (None if b is None else math.inf if b == "inf" else b for b in (low, up))
     ratio = r.get("ratio")
     if ratio is not None:
         try:
@@ -72,19 +74,17 @@ def _result_problem(r: dict[str, Any]) -> str | None:
             value = None
         if value is None or value < 0:
             return "result.ratio must be a ratio such as \"288/73\" or \"inf\""
-        if low is not None and (math.inf if low == "inf" else low) > eps_upper(value):
+        if low_v is not None and low_v > eps_upper(value):
             return f"result.eps_lower {short_repr(low)} exceeds the level of result.ratio {short_repr(ratio)}"
-        if low is not None and eps_lower(value) > (math.inf if low == "inf" else low) * (1 + LEVEL_SLACK) + LEVEL_SLACK:
+        if low_v is not None and eps_lower(value) > low_v * (1 + LEVEL_SLACK) + LEVEL_SLACK:
             return f"result.ratio {short_repr(ratio)} is far above the level of result.eps_lower {short_repr(low)}"
-    up = r.get("eps_upper")
-    if up is not None and up != "inf" and not (_finite(up) and up >= 0):
-        return "result.eps_upper must be a finite non-negative number or \"inf\""
-    if up is not None and low is not None and (math.inf if up == "inf" else up) < (math.inf if low == "inf" else low):
+    if up_v is not None and low_v is not None and up_v < low_v:
         return f"result.eps_upper {short_repr(up)} is below result.eps_lower {short_repr(low)}: the row contradicts itself"
-    for where, params in (("result.params", r.get("params")), ("result.witness.params",
-                                                               (r.get("witness") or {}).get("params"))):
-        if params is not None and _params_problem(params, where):
-            return _params_problem(params, where)
+    for where, params in (("result.params", r.get("params")),
+                          ("result.witness.params", (r.get("witness") or {}).get("params"))):
+        problem = None if params is None else _params_problem(params, where)
+        if problem:
+            return problem
     limits = r.get("limits_hit")
     if limits is not None and not (isinstance(limits, list) and all(isinstance(v, str) for v in limits)):
         return "result.limits_hit must be a list of strings"

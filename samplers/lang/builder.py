@@ -42,7 +42,18 @@ from samplers.lang.ir import (
     op_range,
     tied_maxima,
 )
-from samplers.lang.float64 import TABLE_LIMIT, WORK_LIMIT, Grid, evaluate_exactly, is_negative_zero, op_grid, value_grid
+from samplers.lang.float64 import (
+    CHOICE,
+    TABLE_LIMIT,
+    WORK_LIMIT,
+    Grid,
+    evaluate_exactly,
+    is_negative_zero,
+    op_grid,
+    refuse_nan_choice,
+    refuse_non_finite,
+    value_grid,
+)
 from samplers.lang.noise import geometric_window
 from samplers.numerals import count_text, short_text
 
@@ -52,9 +63,6 @@ CLOCK_EVERY = 4096  # nodes traced between two looks at the clock (samplers.dead
 # Deterministic ops whose value only depends on argument values (foldable, shareable).
 # ``argmax`` folds only when its constant arguments have a unique maximum (see _simplify).
 _FOLDABLE = frozenset(ARITY) - {"const", "input", "draw", "geom"} - CONTINUOUS_NOISE | {"argmax"}
-
-
-CHOICE = frozenset({"min", "max", "clamp", "ite"})  # operations whose value is one of their operands
 
 
 def draws_randomness(op: str, attr: Any) -> bool:
@@ -310,8 +318,7 @@ class Builder:
         """Constant folding and range-based simplification; None when nothing applies."""
         if op in _FOLDABLE and all(n.is_const for n in nodes):
             vals = [n.attr for n in nodes]
-            if op in ("min", "max", "clamp", "argmax") and any(isinstance(v, float) and v != v for v in vals):
-                raise LanguageError(f"{op} of NaN: numpy's answer (NaN, or the NaN's index) is not Python's")
+            refuse_nan_choice(op, vals)
             if op == "argmax" and attr == "uniform" and len(tied_maxima(vals)) > 1:
                 return None
             return self.const(evaluate(op, attr, vals))
@@ -386,7 +393,8 @@ class Builder:
 
     # -- finishing and replaying -------------------------------------------------------
     def finish(self, outputs: Sequence[int]) -> tuple[list[Node], list[int]]:
-        """Resolve pending geometric noise to finite laws and drop unused nodes."""
+        """Resolve pending geometric noise to finite laws and drop unused nodes; refuse an output that
+        tells -0.0 from 0.0 and an inf or NaN constant left beside continuous noise."""
         for o in outputs:
             if _is_unbounded(self.nodes[o]):
                 raise LanguageError("an output is unbounded geometric noise; clamp it first")
@@ -398,7 +406,9 @@ class Builder:
                 return b.draw(*geometric_window(node.attr, zmin, zmax))
             return None
 
-        return replay(self.nodes, outputs, rewrite=resolve)
+        nodes, outs = replay(self.nodes, outputs, rewrite=resolve)
+        refuse_non_finite(nodes)
+        return nodes, outs
 
 
 Rewrite = Callable[[Node, tuple[int, ...], Builder, int], "int | None"]

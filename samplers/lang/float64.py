@@ -30,11 +30,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
+from samplers.errors import LanguageError
+from samplers.lang.ir import evaluate
+
 MANTISSA = 2**53  # integers of magnitude at most this are doubles exactly
 MIN_EXP = -1074  # the exponent of the smallest subnormal double
 MAX_MAGNITUDE = 2**1023  # below the double range's end (2**1024), with room to spare
 TABLE_LIMIT = 4096  # input combinations an inexact operation is evaluated on, one by one
 WORK_LIMIT = 2_000_000  # node evaluations one table may take (combinations times nodes)
+CHOICE = frozenset({"min", "max", "clamp", "ite"})  # operations whose value is one of their operands
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +70,7 @@ def value_grid(values: Iterable[Any]) -> Grid:
     """The tightest grid holding the given numbers (ints, floats; -0.0 noted)."""
     exp, parts, negzero = None, [], False
     for v in values:
-        if isinstance(v, float) and v == 0 and math.copysign(1.0, v) < 0:
-            negzero = True
+        negzero = negzero or is_negative_zero(v)
         m, e = _odd_part(Fraction(v))
         if m:
             parts.append((m, e))
@@ -108,10 +111,8 @@ def op_grid(op: str, attr: Any, grids: Sequence[Grid], nodes: Sequence[Any]) -> 
         return Grid(grids[0].exp, grids[0].bound, nodes[0].kind == "float" and _zero(nodes[0], grids[0]))
     if op == "abs":
         return Grid(grids[0].exp, grids[0].bound)
-    if op in ("min", "max", "ite"):
-        return _choice(grids if op != "ite" else grids[1:])
-    if op == "clamp":
-        return _choice([*grids, value_grid(attr)])
+    if op in CHOICE:  # the value of an ite is one of its branches; a clamp's may be one of its bounds
+        return _choice(grids[1:] if op == "ite" else [*grids, value_grid(attr)] if op == "clamp" else grids)
     if op in ("add", "sub"):
         a, b = grids
         exp = min(a.exp, b.exp)
@@ -127,18 +128,25 @@ def op_grid(op: str, attr: Any, grids: Sequence[Grid], nodes: Sequence[Any]) -> 
 
 def evaluate_exactly(op: str, attr: Any, vals: Sequence[Any]) -> Any:
     """The real value of ``op`` on the given (exact) operand values; None where an operand is infinite or
-    NaN, which has none (the operation is then read in float64 only: ``q < nan`` is False).  A minimum or
-    maximum of NaN is refused: numpy's is NaN, Python's (which the float64 reading evaluates) depends on
-    the order of the operands."""
-    from samplers.errors import LanguageError
-    from samplers.lang.ir import evaluate
-
+    NaN, which has none (the operation is then read in float64 only: ``q < nan`` is False)."""
+    refuse_nan_choice(op, vals)
     if any(isinstance(v, float) and not math.isfinite(v) for v in vals):
-        if op in ("min", "max", "clamp", "argmax") and any(isinstance(v, float) and math.isnan(v) for v in vals):
-            raise LanguageError(f"{op} of NaN: numpy's result is NaN, Python's is not; take NaN out first")
         return None
     exact_attr = tuple(Fraction(a) for a in attr) if op == "clamp" else attr
     return evaluate(op, exact_attr, [Fraction(v) if isinstance(v, float) else v for v in vals])
+
+
+def refuse_nan_choice(op: str, vals: Sequence[Any]) -> None:
+    """A minimum, maximum, clamp or argmax of NaN: numpy's is NaN (or the NaN's index), Python's (which
+    the float64 reading evaluates) depends on the order of the operands, so it is refused."""
+    if op in ("min", "max", "clamp", "argmax") and any(isinstance(v, float) and math.isnan(v) for v in vals):
+        raise LanguageError(f"{op} of NaN: numpy's result is NaN (or its index), Python's is not; take NaN out first")
+
+
+def is_power_of_two(v: Any) -> bool:
+    """Whether ``v`` is a (finite, nonzero) signed power of two: dividing by it is exact in float64."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v != 0 and math.isfinite(v) \
+        and abs(math.frexp(v)[0]) == 0.5
 
 
 def is_negative_zero(v: Any) -> bool:
@@ -151,8 +159,6 @@ def refuse_non_finite(nodes: Iterable[Any]) -> None:
     Noise-free operations on one were evaluated in float64 (and folded, or refused where the value is
     not finite); one that is left meets continuous noise, read as real numbers, which have neither.
     """
-    from samplers.errors import LanguageError
-
     for n in nodes:
         if n.op == "const" and isinstance(n.attr, float) and not math.isfinite(n.attr):
             hint = "; start a running maximum from the first value, not -inf" if math.isinf(n.attr) else ""

@@ -11,7 +11,6 @@ value), any other string -> that string, ``bool`` -> true/false.
 from __future__ import annotations
 
 import copy
-
 import inspect
 from fractions import Fraction
 from typing import Any, Callable, Mapping
@@ -20,7 +19,6 @@ from samplers.errors import LanguageError, ParameterError
 from samplers.lang.builder import Builder
 from samplers.lang.domain import IntsSpec
 from samplers.lang.exact import exact
-from samplers.lang.float64 import refuse_non_finite
 from samplers.lang.ir import Program
 from samplers.lang.neighbours import Neighbours
 from samplers.lang.trace import Sym, lift, tracing
@@ -184,7 +182,6 @@ class Mechanism:
                 raise LanguageError(f"mechanism {self.name} returned an empty tuple")
             outs = [lift(v, isinstance(v, float)) for v in items]
         nodes, outs = b.finish(outs)
-        refuse_non_finite(nodes)
         return Program(
             name=self.name,
             params=tuple(params.items()),

@@ -8,7 +8,6 @@ once under :func:`tracing` records every operation into a :class:`Builder`; Pyth
 
 from __future__ import annotations
 
-import math
 import threading
 from contextlib import AbstractContextManager
 from fractions import Fraction
@@ -18,6 +17,7 @@ from samplers.errors import LanguageError
 from samplers.lang import noise
 from samplers.lang.builder import Builder
 from samplers.lang.exact import Rational
+from samplers.lang.float64 import is_power_of_two
 from samplers.lang.ir import BOTTOM, FLOAT, Node
 from samplers.scoped import scoped
 
@@ -116,8 +116,7 @@ class Sym:
         d = o.item() if hasattr(o, "item") and callable(o.item) else o
         if isinstance(d, Fraction) and d.denominator == 1:
             d = int(d)
-        if isinstance(d, (int, float)) and not isinstance(d, bool) and d != 0 and math.isfinite(d) and \
-                abs(math.frexp(d)[0]) == 0.5:
+        if is_power_of_two(d):
             return _op("mul", self, 1 / float(d))
         raise LanguageError(f"'/' by {d!r}: only division by a power of two is exact in float64 (an average of "
                             "n values: multiply by 1 / n yourself, knowing it rounds; integer division: //)")

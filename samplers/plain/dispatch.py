@@ -20,7 +20,6 @@ integer, -2 for Python's ``~True``).
 
 from __future__ import annotations
 
-import math
 import operator
 from functools import partial
 from itertools import accumulate
@@ -30,6 +29,7 @@ import numpy as np
 
 from samplers.errors import LanguageError
 from samplers.lang import trace as lang
+from samplers.lang.float64 import is_power_of_two
 from samplers.lang.ir import BOTTOM, FLOAT
 from samplers.lang.trace import Sym
 from samplers.plain.site import located, untraceable
@@ -76,8 +76,7 @@ def _divide(a: Any, b: Any) -> Any:
     if isinstance(b, Sym):
         raise untraceable("division by a symbolic value is not supported", "division")
     b = float(b)
-    m, e = math.frexp(b)
-    if b == 0 or m not in (0.5, -0.5):  # 1/b exact only for powers of two
+    if not is_power_of_two(b):  # 1/b exact only for powers of two
         raise untraceable(f"a symbolic value divided by {b!r}: only division by a power of two is exact; "
                           "compute the constant factor first (e.g. x * (1 / 3))", "division")
     return _sym_binary("mul", a, 1 / b)
@@ -331,9 +330,7 @@ def _mean(a: Any, axis: Any = None, **kw: Any) -> Any:
     """numpy's mean: the float64 sum (:func:`float_sum`) divided by the count."""
     _no_axis("mean", {"axis": axis})
     items = [cast(v, np.float64, "np.mean") for v in _items(a, "np.mean")]
-    step = _plain_or(_BINARY[np.add], lambda x, y: scalar(np.add(x, y)))
-    total = float_sum(items, partial(_elementwise_step, step, "np.mean"))
-    n = len(items)
+    total, n = scalar(_reduce(np.add, items)), len(items)
     if not isinstance(total, Sym):
         return scalar(np.float64(total) / n)
     if n & (n - 1):

@@ -24,7 +24,6 @@ from samplers.errors import DPHybridError, LanguageError, ParameterError, Untrac
 from samplers.lang.builder import Builder
 from samplers.lang.domain import ints
 from samplers.lang.exact import exact
-from samplers.lang.float64 import refuse_non_finite
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism, coerce_param
 from samplers.lang.neighbours import BY_NAME as NEIGHBOURS
@@ -184,7 +183,6 @@ class PlainMechanism(Mechanism):
             outs = [lift(v, isinstance(v, float)) for v in values]
         try:
             nodes, outs = b.finish(outs)
-            refuse_non_finite(nodes)
         except LanguageError as e:
             raise LanguageError(f"{self.name}: {e}") from None
         program = Program(name=self.name, params=tuple(params.items()), nodes=tuple(nodes), outputs=tuple(outs),
