@@ -44,7 +44,8 @@ _COMPARE = {"lt": "<", "le": "<=", "eq": "==", "ne": "!="}
 
 @dataclass(frozen=True)
 class Kernel:
-    """Generated source plus the cumulative-probability table it reads.
+    """Generated source plus the cumulative-probability table it reads (the source is empty when
+    :mod:`samplers.interpreter` runs the program instead).
 
     ``digits`` (None when the kernel cannot count: float outputs, or a range too wide) give the
     code of each output in the histogram row the kernel fills; its slot ``codes`` counts the
@@ -74,11 +75,31 @@ def _literal(v: object) -> str:
     return str(int(v))  # type: ignore[arg-type]
 
 
+def uniform_law(weights: tuple[Fraction, ...]) -> bool:
+    """Whether a draw's law is uniform (drawn by scaling, with no table)."""
+    return all(w == weights[0] for w in weights)
+
+
+def cdf_layout(program: Program) -> tuple[np.ndarray, dict[int, int]]:
+    """The cumulative-probability table of the program's draws that are not uniform (the ``k - 1``
+    partial sums of each, one after the other, in node order), and where each draw's part starts."""
+    table: list[float] = []
+    offsets: dict[int, int] = {}
+    for i, n in enumerate(program.nodes):
+        if n.op == "draw" and not uniform_law(n.attr[1]):
+            offsets[i] = len(table)
+            acc = Fraction(0)
+            for w in n.attr[1][:-1]:
+                acc += w
+                table.append(float(acc))
+    return np.array(table if table else [0.0], dtype=np.float64), offsets
+
+
 class _Emitter:
     def __init__(self, program: Program) -> None:
         self.program = program
         self.lines: list[str] = []
-        self.table: list[float] = []
+        self.tables, self.offsets = cdf_layout(program)
         self.tmp = 0
 
     def fresh(self) -> str:
@@ -103,7 +124,7 @@ class _Emitter:
         elif op == "input":
             self.put(f"{v} = x[{n.attr}]")
         elif op == "draw":
-            self._draw(v, n)
+            self._draw(v, i, n)
         elif op == "laplace":  # a fair sign times an exponential
             self.put(f"s0, s1, s2, s3, {v}, sgn = standard_exponential(s0, s1, s2, s3)")
             self.put(f"{v} = {n.attr!r} * {v} if sgn else -{n.attr!r} * {v}")
@@ -138,18 +159,14 @@ class _Emitter:
         else:  # pragma: no cover - the builder admits no other op
             raise AssertionError(f"no code for {op}")
 
-    def _draw(self, v: str, n: Node) -> None:
+    def _draw(self, v: str, i: int, n: Node) -> None:
         lo, weights = n.attr
         k = len(weights)
         u = self.draw_u()
-        if all(w == weights[0] for w in weights):
+        if i not in self.offsets:  # uniform
             self.put(f"{v} = {lo} + min(int({u} * {k}), {k - 1})")
             return
-        off = len(self.table)
-        acc = Fraction(0)
-        for w in weights[:-1]:
-            acc += w
-            self.table.append(float(acc))
+        off = self.offsets[i]
         if k == 2:
             self.put(f"{v} = {lo} + (1 if {u} >= cdf[{off}] else 0)")
         else:
@@ -258,5 +275,11 @@ def generate(program: Program) -> Kernel:
         loop = _indent(["s0, s1, s2, s3 = body(x, cdf, out, hist, j, s0, s1, s2, s3)"], 2)
     source = _TEMPLATE.format(name=program.name, bottom=BOTTOM_CODE, chunk=CHUNK, body_function=body_function,
                               loop=loop)
-    tables = np.array(em.table if em.table else [0.0], dtype=np.float64)
-    return Kernel(source, tables, out_float, len(program.outputs), None if digits is None else tuple(digits))
+    return kernel_of(program, source, em.tables)
+
+
+def kernel_of(program: Program, source: str, tables: np.ndarray) -> Kernel:
+    """The :class:`Kernel` of ``program`` with this source and table (its output's shape from the IR)."""
+    digits = program_digits(program)
+    return Kernel(source, tables, program.output_kind == FLOAT, len(program.outputs),
+                  None if digits is None else tuple(digits))

@@ -14,6 +14,12 @@ The kernel is serial and releases the GIL; a call with ``threads`` threads (defa
 thread count, which ``--threads`` and the suite runner set) runs that many calls at once, each
 on its own stride of chunks (:func:`_in_threads`).
 
+Large programs run on :mod:`samplers.interpreter` instead: one kernel compiled once for every
+program, slower per sample, drawing exactly the same samples (bit for bit) for the same seed.
+``kernel="auto"`` (the default, or ``$DPHYBRID_KERNEL``) picks it when the generated kernel's
+forecast compile time exceeds :data:`INTERPRET_ABOVE` seconds or the program has more than
+:data:`INTERPRET_NODES` nodes; ``"generated"`` and ``"interpreter"`` force either.
+
 Under a time limit (:mod:`samplers.deadline`) a kernel that is not cached yet is
 compiled in a forked child, which fills the disk cache and is killed if it overruns:
 numba's compiler cannot be interrupted in-process.  A kernel whose forecast compile
@@ -22,7 +28,6 @@ time (:func:`jit_forecast`) is far beyond the time left is refused before starti
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import importlib.util
 import multiprocessing
@@ -40,7 +45,8 @@ import numba
 import numpy as np
 
 from samplers import deadline, numba_cache
-from samplers.codegen import CHUNK, Kernel, generate
+from samplers import interpreter
+from samplers.codegen import CHUNK, Kernel, cdf_layout, generate, kernel_of
 from samplers.counts import decode_counts, output_counts
 from samplers.errors import ParameterError
 from samplers.memory import check_fits
@@ -57,6 +63,14 @@ JIT_FIXED = 2.0
 JIT_PER_LINE = 0.02
 JIT_QUADRATIC_LINES = 700
 JIT_REFUSE = 3.0  # refuse outright when the forecast exceeds the time left this many times
+# The interpreter's compile time (once per machine: its disk cache serves every program), measured
+# like the constants above (2.7 s cold on 2 busy cores; bench.kernels); the generated kernel samples 2
+# to 10 times faster, so "auto" keeps it up to a forecast of INTERPRET_ABOVE.
+INTERPRETER_JIT = 4.0
+INTERPRET_ABOVE = 30.0  # "auto": the interpreter runs programs whose generated kernel needs longer to compile
+INTERPRET_NODES = 4000  # "auto": and programs this large, whose source is not even generated
+KERNELS = ("auto", "generated", "interpreter")
+KERNEL_ENV = "DPHYBRID_KERNEL"
 
 
 def jit_forecast(source: str) -> float:
@@ -94,17 +108,15 @@ def _load(source: str) -> ModuleType:
 
 
 def _on_disk(fn: Any) -> bool:
-    """Whether numba's disk cache already holds some compiled version of this kernel."""
-    py = fn.py_func
-    return bool(glob.glob(str(cache_dir() / "__pycache__" / f"{py.__module__}.{py.__name__}-*.nbi")))
+    """Whether numba's disk cache already holds some compiled version of this kernel (its index file)."""
+    return os.path.exists(fn._cache._cache_file._index_path)
 
 
-def _compile_in_time(fn: Any, args: tuple, name: str, source: str) -> None:
+def _compile_in_time(fn: Any, args: tuple, name: str, forecast: float) -> None:
     """Compile ``fn`` for ``args`` within the deadline in force (see the module docstring)."""
     left = deadline.remaining()
     if left == math.inf or fn.signatures or _on_disk(fn):
         return
-    forecast = jit_forecast(source)
     if forecast > JIT_REFUSE * left:
         raise deadline.TimeLimitReached(
             f"compiling the {name} sampler needs about {forecast:.0f} s, far more than the {left:.1f} s "
@@ -134,10 +146,25 @@ PIECE_CHUNKS = 1 << 11  # chunks the fused kernel draws between two looks at the
 class Sampler:
     """Draws batches of outputs of one traced program with a numba kernel."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, kernel: str | None = None) -> None:
+        """``kernel``: "auto", "generated" or "interpreter" (see the module docstring; default
+        ``$DPHYBRID_KERNEL``, else "auto")."""
         self.program = program
-        self.kernel: Kernel = generate(program)
-        self._module = _load(self.kernel.source)
+        choice = kernel_choice(kernel)
+        self.lowered: interpreter.Lowered | None = None  # the interpreter's arrays when it runs the program
+        if choice == "generated" or (choice == "auto" and len(program.nodes) <= INTERPRET_NODES):
+            self.kernel: Kernel = generate(program)
+            if choice == "generated" or jit_forecast(self.kernel.source) <= INTERPRET_ABOVE:
+                self._module = _load(self.kernel.source)
+                return
+        self.lowered = interpreter.lower(program)
+        self.kernel = kernel_of(program, "", cdf_layout(program)[0])
+        self._no_ints, self._no_floats = np.zeros((0, self.arity), dtype=np.int64), np.zeros((0, self.arity))
+
+    @property
+    def interpreted(self) -> bool:
+        """Whether :mod:`samplers.interpreter` runs this program (else its generated kernel)."""
+        return self.lowered is not None
 
     @property
     def name(self) -> str:
@@ -172,8 +199,7 @@ class Sampler:
         if n:
             nothing = np.zeros(0, dtype=np.int64)  # no histogram: write every sample into out
             chunks = -(-int(n) // CHUNK)
-            self._run(lambda first, step: (xs, self.kernel.tables, np.int64(n), s, out, nothing, first, chunks, step),
-                      _workers(n, threads))
+            self._run(lambda first, step: (xs, np.int64(n), s, out, nothing, first, chunks, step), _workers(n, threads))
         return out if self.program.tuple_output else out[:, 0]
 
     def counts(self, x: Sequence[int], n: int, seed: int, *, threads: int | None = None) -> dict[Any, int]:
@@ -201,8 +227,8 @@ class Sampler:
             if first:
                 deadline.check(f"after {first * CHUNK:,} of {n:,} samples")
             stop = min(chunks, first + PIECE_CHUNKS)
-            self._run(lambda start, step: (xs, self.kernel.tables, np.int64(n), s, nothing, hist[start - first],
-                                           start, stop, step), workers, first)
+            self._run(lambda start, step: (xs, np.int64(n), s, nothing, hist[start - first], start, stop, step),
+                      workers, first)
         total = hist[:, : codes + 1].sum(axis=0)
         if total[codes]:
             raise AssertionError(f"the {self.name} sampler drew {total[codes]} outputs outside the range its "
@@ -236,10 +262,22 @@ class Sampler:
 
     def _run(self, args: Callable[[int, int], tuple], workers: int, first: int = 0) -> None:
         """The kernel (compiled in time first) on ``workers`` threads: worker ``t`` draws the chunks
-        ``first + t, first + t + workers, ...`` with the arguments ``args(first + t, workers)``."""
-        fn = self._module.kernel
-        _compile_in_time(fn, args(first, workers), self.name, self.kernel.source)
-        _in_threads([lambda t=t: fn(*args(first + t, workers)) for t in range(workers)])
+        ``first + t, first + t + workers, ...`` with the arguments ``args(first + t, workers)``:
+        ``(x, n, seed, out, hist, first, stop, step)``, completed here for the kernel that runs."""
+        if self.lowered is None:
+            fn, forecast = self._module.kernel, jit_forecast(self.kernel.source)
+
+            def call(*a: Any) -> tuple:
+                return (a[0], self.kernel.tables, *a[1:])
+        else:
+            fn, forecast, program = interpreter.kernel, INTERPRETER_JIT, self.lowered.arguments()
+
+            def call(*a: Any) -> tuple:  # out split into the integer and the float array, the other one empty
+                out = a[3]
+                pair = (out, self._no_floats) if out.dtype == np.int64 else (self._no_ints, out)
+                return (*program, a[0], self.kernel.tables, *a[1:3], *pair, *a[4:])
+        _compile_in_time(fn, call(*args(first, workers)), self.name, forecast)
+        _in_threads([lambda t=t: fn(*call(*args(first + t, workers))) for t in range(workers)])
 
 
 def _workers(n: int, threads: int | None) -> int:
@@ -264,9 +302,19 @@ def _in_threads(calls: list[Callable[[], Any]]) -> None:
             raise e
 
 
-def compile_sampler(mech: Mechanism | Program | Callable[..., Any], **params: Any) -> Sampler:
+def kernel_choice(kernel: str | None = None) -> str:
+    """``kernel``, else ``$DPHYBRID_KERNEL``, else "auto"; ParameterError for anything but :data:`KERNELS`."""
+    choice = kernel if kernel is not None else os.environ.get(KERNEL_ENV, "").strip() or "auto"
+    if choice not in KERNELS:
+        where = "kernel" if kernel is not None else KERNEL_ENV
+        raise ParameterError(f"{where}={choice!r}: the sampler's kernel is one of {', '.join(KERNELS)}")
+    return choice
+
+
+def compile_sampler(mech: Mechanism | Program | Callable[..., Any], *, kernel: str | None = None,
+                    **params: Any) -> Sampler:
     """A numba sampler for a mechanism (traced with ``params``), an already traced program, or a
-    plain function in StatDP's contract (traced by :mod:`samplers.plain`)."""
+    plain function in StatDP's contract (traced by :mod:`samplers.plain`); ``kernel`` as :class:`Sampler`."""
     from samplers.plain import as_program
 
-    return Sampler(as_program(mech, **params))
+    return Sampler(as_program(mech, **params), kernel)
