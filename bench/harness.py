@@ -27,7 +27,7 @@ from typing import IO
 
 from bench.common import machine
 
-BENCHES = ("startup", "budgets", "samplers", "verify", "testers", "search", "smt", "suite", "suite_scaling",
+BENCHES = ("startup", "budgets", "samplers", "kernels", "verify", "testers", "search", "smt", "suite", "suite_scaling",
            "continuous", "scaling", "prover", "composition", "plain", "libraries")
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 DEFAULT_OUT = Path(__file__).resolve().parent / "RESULTS.md"
