@@ -137,6 +137,23 @@ def lower(program: Program) -> Lowered:
 
 
 @njit(cache=True)
+def _argmax(vals, args, a0, a1, uniform, s0, s1, s2, s3):
+    """The generated kernel's argmax of ``vals[args[a0:a1]]``: the first maximum, or with ``uniform``
+    a draw at each tie keeping the new index with probability 1 / ties; returns it and the state."""
+    best, top, ties = 0, vals[args[a0]], 1
+    for k in range(1, a1 - a0):
+        v = vals[args[a0 + k]]
+        if v > top:
+            best, top, ties = k, v, 1
+        elif uniform and v == top:
+            ties += 1
+            s0, s1, s2, s3, w = next_u64(s0, s1, s2, s3)
+            if unit(w) * ties < 1.0:
+                best = k
+    return best, s0, s1, s2, s3
+
+
+@njit(cache=True)
 def _sample(steps, fparams, args, cdf, vi, vf, s0, s1, s2, s3):  # noqa: C901 - one branch per opcode
     """Evaluate every step once (one sample) into ``vi``/``vf``; returns the generator state."""
     for r in range(steps.shape[0]):
@@ -243,30 +260,10 @@ def _sample(steps, fparams, args, cdf, vi, vf, s0, s1, s2, s3):  # noqa: C901 - 
         elif op == ITE_F:
             vf[i] = vf[args[a0 + 1]] if vi[args[a0]] else vf[args[a0 + 2]]
             fi = True
-        elif op == ARGMAX_I or op == ARGMAX_UNIFORM_I:  # the generated kernel's loop, on integers
-            best, top, ties = 0, vi[args[a0]], 1
-            for k in range(1, a1 - a0):
-                v = vi[args[a0 + k]]
-                if v > top:
-                    best, top, ties = k, v, 1
-                elif op == ARGMAX_UNIFORM_I and v == top:
-                    ties += 1
-                    s0, s1, s2, s3, w = next_u64(s0, s1, s2, s3)
-                    if unit(w) * ties < 1.0:
-                        best = k
-            vi[i] = best
-        else:  # ARGMAX_F, ARGMAX_UNIFORM_F: compared in float64, as numba unifies the running maximum
-            best, ftop, ties = 0, vf[args[a0]], 1
-            for k in range(1, a1 - a0):
-                fv = vf[args[a0 + k]]
-                if fv > ftop:
-                    best, ftop, ties = k, fv, 1
-                elif op == ARGMAX_UNIFORM_F and fv == ftop:
-                    ties += 1
-                    s0, s1, s2, s3, w = next_u64(s0, s1, s2, s3)
-                    if unit(w) * ties < 1.0:
-                        best = k
-            vi[i] = best
+        elif op == ARGMAX_I or op == ARGMAX_UNIFORM_I:
+            vi[i], s0, s1, s2, s3 = _argmax(vi, args, a0, a1, op == ARGMAX_UNIFORM_I, s0, s1, s2, s3)
+        else:  # in float64, as numba unifies the generated kernel's running maximum
+            vi[i], s0, s1, s2, s3 = _argmax(vf, args, a0, a1, op == ARGMAX_UNIFORM_F, s0, s1, s2, s3)
         if not fi:
             vf[i] = float(vi[i])
     return s0, s1, s2, s3
