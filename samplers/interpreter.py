@@ -12,8 +12,8 @@ It computes exactly what the generated kernel computes, so the same seed gives t
 the same random draws in the same order (a draw per noise node and per tie of a uniform argmax,
 in node order), the same float64 operations on the same types.  Each node's type is its IR
 kind, as numba infers it in the generated code; an operation with a float operand computes in
-float64, reading an integer operand converted as numba converts it (``vf`` holds every integer
-node's value converted, so a float operation reads ``vf`` only).
+float64, reading an integer operand converted as numba converts it (``vf`` holds the converted
+value of every integer node such an operation reads, so a float operation reads ``vf`` only).
 
 ``kernel(steps, fparams, args, init_i, init_f, inputs, outs, outside, x, cdf, n, seed, out_i,
 out_f, hist, first, stop, step)`` takes the generated kernel's arguments after the program's
@@ -51,7 +51,7 @@ _TYPED = {"add": ADD_I, "sub": SUB_I, "mul": MUL_I, "neg": NEG_I, "abs": ABS_I, 
 _INT_ONLY = {"floordiv": FLOORDIV, "mod": MOD, "and": AND, "or": OR, "xor": XOR, "not": NOT}
 _NOISE = {"laplace": LAPLACE, "exponential": EXPONENTIAL, "gaussian": GAUSSIAN}
 # columns of a row of ``steps``
-OP, NODE, ARG0, ARG1, P, Q, R = range(7)
+OP, NODE, ARG0, ARG1, P, Q, R, TO_FLOAT = range(8)
 # columns of a row of ``outs``: the node, whether it is a float, whether it can be BOTTOM, its digit
 O_NODE, O_FLOAT, O_BOTTOM, O_LO, O_RADIX = range(5)
 
@@ -60,7 +60,7 @@ O_NODE, O_FLOAT, O_BOTTOM, O_LO, O_RADIX = range(5)
 class Lowered:
     """A program as the interpreter's arrays (see the module docstring)."""
 
-    steps: np.ndarray  # int64 (k, 7): opcode, node, args[ARG0:ARG1], integer attributes P, Q, R
+    steps: np.ndarray  # int64 (k, 8): opcode, node, args[ARG0:ARG1], integer attributes P, Q, R, TO_FLOAT
     fparams: np.ndarray  # float64 (k, 2): float attributes
     args: np.ndarray  # int64: the argument nodes of every step, one after the other
     init_i: np.ndarray  # int64 per node: the constants' values (and 0)
@@ -93,9 +93,26 @@ def _opcode(program: Program, i: int) -> int:
     return _TYPED[n.op] + floats
 
 
+_READ_AS_FLOATS = frozenset({ADD_F, SUB_F, MUL_F, NEG_F, ABS_F, MIN_F, MAX_F, CLAMP_F, LT_F, LE_F, EQ_F, NE_F,
+                             ARGMAX_F, ARGMAX_UNIFORM_F})  # and ITE_F its branches
+
+
+def _read_as_float(program: Program, codes: dict[int, int]) -> list[bool]:
+    """For each node, whether an operation in float64 reads it (an integer node's value is then
+    also kept, converted, in ``vf``: its step's TO_FLOAT)."""
+    floats = [False] * len(program.nodes)
+    for i, code in codes.items():
+        args = program.nodes[i].args
+        for a in args[1:] if code == ITE_F else args if code in _READ_AS_FLOATS else ():
+            floats[a] = True
+    return floats
+
+
 def lower(program: Program) -> Lowered:
     """The interpreter's arrays for ``program`` (the cumulative table is :func:`cdf_layout`'s)."""
     _, offsets = cdf_layout(program)
+    codes = {i: _opcode(program, i) for i, n in enumerate(program.nodes) if n.op not in ("const", "input")}
+    read_as_float = _read_as_float(program, codes)
     count = len(program.nodes)
     init_i, init_f = np.zeros(count, dtype=np.int64), np.zeros(count)
     steps, fparams, args, inputs = [], [], [], []
@@ -123,7 +140,7 @@ def lower(program: Program) -> Lowered:
             fp, fq = float(lo), float(hi)
             if not any(isinstance(b, float) for b in n.attr):
                 p, q = lo, hi
-        steps.append((_opcode(program, i), i, len(args), len(args) + len(n.args), p, q, t))
+        steps.append((codes[i], i, len(args), len(args) + len(n.args), p, q, t, n.kind != FLOAT and read_as_float[i]))
         fparams.append((fp, fq))
         args.extend(n.args)
     digits = program_digits(program)
@@ -131,7 +148,7 @@ def lower(program: Program) -> Lowered:
     digits = digits or [(0, 0, False)] * len(program.outputs)
     outs = [(o, program.nodes[o].kind == FLOAT, program.nodes[o].bottom, lo, radix)
             for o, (lo, radix, _) in zip(program.outputs, digits)]
-    return Lowered(np.array(steps, dtype=np.int64).reshape(-1, 7), np.array(fparams, dtype=np.float64).reshape(-1, 2),
+    return Lowered(np.array(steps, dtype=np.int64).reshape(-1, 8), np.array(fparams, dtype=np.float64).reshape(-1, 2),
                    np.array(args, dtype=np.int64), init_i, init_f, np.array(inputs, dtype=np.int64).reshape(-1, 2),
                    np.array(outs, dtype=np.int64).reshape(-1, 5), outside)
 
@@ -158,7 +175,6 @@ def _sample(steps, fparams, args, cdf, vi, vf, s0, s1, s2, s3):  # noqa: C901 - 
     """Evaluate every step once (one sample) into ``vi``/``vf``; returns the generator state."""
     for r in range(steps.shape[0]):
         op, i, a0, a1 = steps[r, OP], steps[r, NODE], steps[r, ARG0], steps[r, ARG1]
-        fi = False  # whether the node's value is a float (else vf[i] is set from vi[i] below)
         if op <= GAUSSIAN:
             if op == DRAW_UNIFORM:
                 s0, s1, s2, s3, w = next_u64(s0, s1, s2, s3)
@@ -173,58 +189,48 @@ def _sample(steps, fparams, args, cdf, vi, vf, s0, s1, s2, s3):  # noqa: C901 - 
                 s0, s1, s2, s3, w = next_u64(s0, s1, s2, s3)
                 u2 = unit(w)
                 vf[i] = fparams[r, 0] * np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
-                fi = True
             else:
                 s0, s1, s2, s3, e, sgn = standard_exponential(s0, s1, s2, s3)
                 if op == LAPLACE and not sgn:
                     vf[i] = -fparams[r, 0] * e
                 else:
                     vf[i] = fparams[r, 0] * e
-                fi = True
         elif op <= ABS_F:
             x0 = args[a0]
             if op == ADD_I:
                 vi[i] = vi[x0] + vi[args[a0 + 1]]
             elif op == ADD_F:
                 vf[i] = vf[x0] + vf[args[a0 + 1]]
-                fi = True
             elif op == SUB_I:
                 vi[i] = vi[x0] - vi[args[a0 + 1]]
             elif op == SUB_F:
                 vf[i] = vf[x0] - vf[args[a0 + 1]]
-                fi = True
             elif op == MUL_I:
                 vi[i] = vi[x0] * vi[args[a0 + 1]]
             elif op == MUL_F:
                 vf[i] = vf[x0] * vf[args[a0 + 1]]
-                fi = True
             elif op == NEG_I:
                 vi[i] = -vi[x0]
             elif op == NEG_F:
                 vf[i] = -vf[x0]
-                fi = True
             elif op == ABS_I:
                 vi[i] = abs(vi[x0])
             else:
                 vf[i] = abs(vf[x0])
-                fi = True
         elif op <= MOD:
             x0 = args[a0]
             if op == MIN_I:
                 vi[i] = min(vi[x0], vi[args[a0 + 1]])
             elif op == MIN_F:
                 vf[i] = min(vf[x0], vf[args[a0 + 1]])
-                fi = True
             elif op == MAX_I:
                 vi[i] = max(vi[x0], vi[args[a0 + 1]])
             elif op == MAX_F:
                 vf[i] = max(vf[x0], vf[args[a0 + 1]])
-                fi = True
             elif op == CLAMP_I:
                 vi[i] = min(max(vi[x0], steps[r, P]), steps[r, Q])
             elif op == CLAMP_F:
                 vf[i] = min(max(vf[x0], fparams[r, 0]), fparams[r, 1])
-                fi = True
             elif op == FLOORDIV:
                 vi[i] = vi[x0] // steps[r, P]
             else:
@@ -259,12 +265,11 @@ def _sample(steps, fparams, args, cdf, vi, vf, s0, s1, s2, s3):  # noqa: C901 - 
             vi[i] = vi[args[a0 + 1]] if vi[args[a0]] else vi[args[a0 + 2]]
         elif op == ITE_F:
             vf[i] = vf[args[a0 + 1]] if vi[args[a0]] else vf[args[a0 + 2]]
-            fi = True
         elif op == ARGMAX_I or op == ARGMAX_UNIFORM_I:
             vi[i], s0, s1, s2, s3 = _argmax(vi, args, a0, a1, op == ARGMAX_UNIFORM_I, s0, s1, s2, s3)
         else:  # in float64, as numba unifies the generated kernel's running maximum
             vi[i], s0, s1, s2, s3 = _argmax(vf, args, a0, a1, op == ARGMAX_UNIFORM_F, s0, s1, s2, s3)
-        if not fi:
+        if steps[r, TO_FLOAT]:  # an integer a float operation reads
             vf[i] = float(vi[i])
     return s0, s1, s2, s3
 
