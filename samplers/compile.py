@@ -108,8 +108,10 @@ def _load(source: str) -> ModuleType:
 
 
 def _on_disk(fn: Any) -> bool:
-    """Whether numba's disk cache already holds some compiled version of this kernel (its index file)."""
-    return os.path.exists(fn._cache._cache_file._index_path)
+    """Whether numba's disk cache already holds some compiled version of this kernel (its index file;
+    False where numba keeps no such file)."""
+    index = getattr(getattr(fn._cache, "_cache_file", None), "_index_path", None)
+    return index is not None and os.path.exists(index)
 
 
 def _compile_in_time(fn: Any, args: tuple, name: str, forecast: float) -> None:
