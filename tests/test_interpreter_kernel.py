@@ -119,3 +119,13 @@ def test_cli_refuses_an_unknown_kernel_in_one_line():
                          env={**os.environ, "DPHYBRID_KERNEL": "fast"}, capture_output=True,
                          text=True, timeout=120)
     assert res.returncode == 2 and "DPHYBRID_KERNEL='fast'" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["report_noisy_max1", "svt1", "noisy_hist1"])
+def test_interpreter_draws_the_generated_samples_at_n_100(name):
+    """Programs of hundreds of nodes, whose generated kernel calls a body function (tens of seconds
+    to compile cold)."""
+    program = catalogue.get(name).trace(n=100)
+    assert "def body(" in compile_sampler(program, kernel="generated").kernel.source
+    _check(program, tuple(program.domain.hi))
