@@ -219,6 +219,21 @@ def test_jit_that_cannot_fit_is_refused_before_compiling():
         sampler.warm_up()
 
 
+def test_testing_batches_larger_than_memory_stop_testing_not_the_search(monkeypatch):
+    """At large n the interpreter gives a sampler whose StatDP batches may not fit: testing stops
+    (said in limits_hit) and the search goes on with the untested patterns, as without a sampler."""
+    from hybrid.searcher.state import Search
+    from samplers.memory import TooLarge
+
+    def too_large(self, sampler):
+        raise TooLarge("StatDP batches of 6250 + 12500 samples per input: 55.9 GiB needed")
+
+    monkeypatch.setattr(Search, "propose", too_large)
+    r = search("rr", {"n": 2})
+    assert any(lim.startswith("testing stopped: StatDP batches") for lim in r.limits_hit), r.limits_hit
+    assert r.certified
+
+
 def test_bdd_construction_checks_the_clock():
     program = catalogue.get("noisy_max_geom").trace(m=30)
     with pytest.raises(TimeLimitReached, match="BDD|tracing"):

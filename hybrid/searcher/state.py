@@ -23,6 +23,7 @@ from hybrid.testers.statdp import StatDPTester
 from samplers import deadline
 from samplers.compile import compile_sampler
 from samplers.deadline import TimeLimitReached
+from samplers.memory import TooLarge
 from samplers.errors import BudgetExceeded
 from samplers.lang.ir import Program
 from verifiers.backends import get_backend
@@ -197,11 +198,12 @@ class Search:
             return None
 
     def propose_in_time(self, sampler: Any) -> tuple[list[Pair], Any]:
-        """:meth:`propose`, or the untested StatDP patterns (and no interval) without a sampler or time."""
+        """:meth:`propose`, or the untested StatDP patterns (and no interval) without a sampler, time or
+        memory (at large n the interpreter kernel gives a sampler whose batches may not fit)."""
         if sampler is not None:
             try:
                 return self.propose(sampler)
-            except TimeLimitReached as e:
+            except (TimeLimitReached, TooLarge) as e:  # the time limit, or batches larger than memory
                 self.limits.append(f"testing stopped: {e}")
         return pattern_pairs(self.program.domain, self.program.neighbours), None
 
