@@ -23,11 +23,14 @@ from samplers.lang import laplace as lap
 
 
 def _check(p: Mapping[str, Any]) -> None:
-    """eps > 0; for the smart sums also CheckDP's assumptions 0 <= T < n and 1 < M < n."""
+    """eps > 0; c >= 1 for the sparse vectors, T >= 0 for prefixsum, and for the smart sums
+    CheckDP's assumptions 0 <= T < n and 1 < M < n."""
     if not p["eps"] > 0:
         raise ParameterError(f"eps must be positive, got {p['eps']}")
     if "c" in p and p["c"] < 1:
         raise ParameterError(f"c must be at least 1 (CheckDP's NN > 0), got {p['c']}")
+    if "T" in p and "M" not in p and "c" not in p and p["T"] < 0:
+        raise ParameterError(f"need T >= 0 (the last step released), got T={p['T']}")
     if "M" in p and not (0 <= p["T"] < p["n"] and 1 < p["M"] < p["n"]):
         raise ParameterError(f"need 0 <= T < n and 1 < M < n (CheckDP's assumptions), got T={p['T']}, "
                              f"M={p['M']}, n={p['n']}")
@@ -45,6 +48,20 @@ def _checkdp(claimed: Any, name: str, *, lo: int = 0, neighbours: Any = one_diff
 def partialsum(x, *, eps=0.1, n=5):
     """CheckDP's partialsum: the sum of the answers plus Lap(1/eps); eps-DP (true level eps)."""
     return sum(x) + lap(1 / eps)
+
+
+@_checkdp(lambda p: p["eps"], "shadowdp_prefixsum")
+def shadowdp_prefixsum(x, *, eps=0.1, n=5, T=4):
+    """ShadowDP's prefixsum (Wang et al. 2019): noisy running sums of steps 0..T; eps-DP (true level eps).
+
+    Each answer gets its own Lap(1/eps), so a changed answer moves one draw (the catalogue's
+    prefix_sum is the same loop under all_differ, where the level is n eps).
+    """
+    out, running = [], 0
+    for q in x[: T + 1]:
+        running = running + q + lap(1 / eps)
+        out.append(running)
+    return tuple(out)
 
 
 @_checkdp(lambda p: p["eps"], "badpartialsum")
@@ -104,16 +121,18 @@ def _gap_svt(x, *, eps, c, T, gap):
 def gapsvt(x, *, eps=0.1, n=5, c=1, T=0.5):
     """CheckDP's gapsparsevector (Wang et al. 2019): an answer above releases its gap q + eta - T_bar.
 
-    Threshold Lap(2/eps), queries Lap(4c/eps), halts after c answers above; eps-DP (true level eps).
+    Threshold Lap(2/eps), queries Lap(4c/eps), halts after c answers above.  eps-DP, and n eps / (4c)-DP
+    (keeping the threshold and shifting every answer), an upper bound of the exact level, which is not known.
     """
     return _gap_svt(x, eps=eps, c=c, T=T, gap=True)
 
 
 @_svt("badgapsvt")
 def badgapsvt(x, *, eps=0.1, n=5, c=1, T=0.5):
-    """CheckDP's badgapsparsevector: releases the noisy answer q + eta, not its gap; claims eps, not DP.
+    """CheckDP's badgapsparsevector: releases the noisy answer q + eta, not its gap; claims eps, misses it.
 
-    The released answers are shifted by the input with no threshold noise to cancel it: the level grows with n.
+    A released answer moves with the input and no threshold noise cancels it, so the threshold
+    cannot move: the level grows with n (n eps / 4 at c = 1, n = 5: proved and certified).
     """
     return _gap_svt(x, eps=eps, c=c, T=T, gap=False)
 
@@ -138,15 +157,18 @@ def _adaptive_svt(x, *, eps, c, T, gap):
 
 @_svt("adaptivesvt")
 def adaptivesvt(x, *, eps=0.1, n=5, c=1, T=0.5):
-    """CheckDP's adaptivesparsevector (Ding et al. 2019, sqrt 2 taken as 2): two-level thresholds; eps-DP.
+    """CheckDP's adaptivesparsevector (Ding et al. 2019, sqrt 2 taken as 2): two-level thresholds.
 
     An answer far above (gap >= 16 with Lap(8c/eps)) releases its gap for eps/(4c), one just
-    above (Lap(4c/eps)) for eps/(2c); true level eps.
+    above (Lap(4c/eps)) for eps/(2c).  eps-DP, an upper bound of the exact level, which is not known.
     """
     return _adaptive_svt(x, eps=eps, c=c, T=T, gap=True)
 
 
 @_svt("badadaptivesvt")
 def badadaptivesvt(x, *, eps=0.1, n=5, c=1, T=0.5):
-    """CheckDP's badadaptivesparsevector: the top branch releases q + eta, not its gap; claims eps, not DP."""
+    """CheckDP's badadaptivesparsevector: the top branch releases q + eta, not its gap; claims eps, misses it.
+
+    The level grows with n (1.625 eps at c = 1, n = 5: proved and certified).
+    """
     return _adaptive_svt(x, eps=eps, c=c, T=T, gap=False)
