@@ -154,6 +154,7 @@ class Synthesiser:
                 uses[e] = uses.get(e, 0) + 1
         shared = list(dict.fromkeys([*pinned, *(e for e, k in uses.items() if k > 1)]))
         options = {e: self.candidates(e, path.pairing.get(e)) for e in uses}
+        forced = None if pinned else self._outputs(path, {})  # the same for every combo
         best: Alignment | None = None
         stuck: Stuck | None = None
         for combo in self._combos(shared, options):
@@ -163,7 +164,8 @@ class Synthesiser:
                 continue
             chosen = {e: f for e, (_, f) in zip(shared, combo)}
             try:
-                shifts = {**self._outputs(path, {e: chosen[e] for e in pinned}), **chosen}
+                outputs = forced if forced is not None else self._outputs(path, {e: chosen[e] for e in pinned})
+                shifts = {**outputs, **chosen}
                 self._keep_all(open_cons, shifts, options, bound)
             except Stuck as exc:
                 stuck = exc
