@@ -126,15 +126,15 @@ class Synthesiser:
         return best
 
     def _pinnable(self, path: Path) -> list[int]:
-        """Draws that an output reads besides its own draw (the one fewest outputs read: a
-        released answer's noise, not the threshold's), that a decision reads and that no
+        """Draws that an output reads besides its own draw (the one fewest outputs and decisions
+        read: a released answer's noise, not the threshold's), that a decision reads and that no
         output reads alone: their shifts can be chosen, the outputs' own draws absorb the rest."""
-        in_constraints = {v[1] for c in path.constraints for v in c.form.vars_of("e")}
         reads = [[v[1] for v in out.vars_of("e")] for out in path.outputs if isinstance(out, Lin)]
         readers: dict[int, int] = {}
-        for draws in reads:
-            for e in draws:
-                readers[e] = readers.get(e, 0) + 1
+        for form in [*(c.form for c in path.constraints), *(o for o in path.outputs if isinstance(o, Lin))]:
+            for v in form.vars_of("e"):
+                readers[v[1]] = readers.get(v[1], 0) + 1
+        in_constraints = {v[1] for c in path.constraints for v in c.form.vars_of("e")}
         alone = {draws[0] for draws in reads if len(draws) == 1}
         others: set[int] = set()
         for draws in reads:
