@@ -108,7 +108,10 @@ def checkdp(quick: bool) -> list[list[Any]]:
                 ok = isinstance(found, Proof)
             else:
                 r = search(mech, params, claimed_eps=claim, time_budget=SECONDS)
-                verdict = f"certified eps >= {r.eps_lower:.6g} ({'refuted' if r.refuted else 'not refuted'})"
+                verdict = (f"certified eps >= {r.eps_lower:.6g} ({'refuted' if r.refuted else 'not refuted'})"
+                           if r.certified else f"no certified bound (statistical eps >= {r.eps_lower:.4g})")
+                if any("time budget" in limit for limit in r.limits_hit):
+                    verdict += f", the {SECONDS} s budget reached"
                 ok = bool(r.refuted and r.certified)
             rows.append([theirs, ours, " ".join(f"{k}={v}" for k, v in params.items()), f"{claim:.4g}",
                          "correct" if correct else "buggy", verdict, ok, f"{time.perf_counter() - t0:.1f}"])
