@@ -16,6 +16,9 @@ Outputs fix the shifts of the draws they release (solved in order); the rest com
 templates ``k u`` and ``D_e + k u`` (``u`` the sensitivity, ``D_e`` the input difference
 the draw is added to, ``|k| <= 2``).  Draws in one constraint only are chosen per
 constraint (cheapest that keeps it); draws shared by several are enumerated jointly.
+A second search *pins* the draws an output reads besides its own (a threshold in a
+released gap ``q + eta_i - rho``): they are enumerated with the shared ones and the
+output's own draw absorbs the rest, a shift linear in ``d`` (GapSVT's ``1 + d_i``).
 """
 
 from __future__ import annotations
