@@ -60,14 +60,16 @@ def test_checkdp_programs_the_catalogue_had_are_aliases():
 
 @pytest.mark.parametrize("name, params", [
     ("gapsvt", {}), ("gapsvt", {"c": 2}), ("adaptivesvt", {}), ("adaptivesvt", {"c": 2}),
-    ("shadowdp_prefixsum", {}),
+    ("shadowdp_prefixsum", {}), ("gapsvt", {"n": 20}), ("adaptivesvt", {"n": 20}),
+    ("shadowdp_prefixsum", {"n": 20, "T": 19}),
 ])
 def test_correct_programs_proved_at_their_claim(name, params):
     """Scales 2/eps, 4c/eps, 8c/eps are exact doubles at eps = 0.1, so the level is exactly 1/10 at
     c = 1; at c = 2 five queries cost less than the threshold's shift (gapsvt: n eps / (4c) = 1/16)."""
-    proof = prove(catalogue.get(name).trace(n=5, **params), Fraction(0.1), rules=["alignment"])
+    params = {"n": 5, **params}
+    proof = prove(catalogue.get(name).trace(**params), Fraction(0.1), rules=["alignment"])
     assert isinstance(proof, Proof) and proof.checked
-    assert proof.eps == Fraction(1, 10) if not params else proof.eps < Fraction(1, 10)
+    assert proof.eps == Fraction(1, 10) if params.get("c", 1) == 1 else proof.eps < Fraction(1, 10)
 
 
 def _gap_proof():
