@@ -133,7 +133,8 @@ def badgapsvt(x, *, eps=0.1, n=5, c=1, T=0.5):
     """CheckDP's badgapsparsevector: releases q + eta, not its gap; claims eps, level grows with n.
 
     A released answer moves with the input and no threshold noise cancels it, so the threshold
-    cannot move: n eps / 4 at c = 1 (proved; certified at n = 5, 0.475 of 0.5 at n = 20, eps = 0.1).
+    cannot move: n eps / 4 at c = 1 (proved at n = 5 and 20; certified at n = 5, 0.475 of 0.5 at
+    n = 20, eps = 0.1).
     """
     return _gap_svt(x, eps=eps, c=c, T=T, gap=False)
 
@@ -170,6 +171,8 @@ def adaptivesvt(x, *, eps=0.1, n=5, c=1, T=0.5):
 def badadaptivesvt(x, *, eps=0.1, n=5, c=1, T=0.5):
     """CheckDP's badadaptivesparsevector: the top branch releases q + eta; claims eps, level grows with n.
 
-    1.625 eps at c = 1, n = 5 (proved and certified at eps = 0.1).
+    A top answer fixes the threshold (its release reads no threshold noise), so every answer below
+    before it pays 3 eps / 8: (3n - 2) eps / 8 at c = 1 (proved at n = 5 and 20; certified at n = 5,
+    0.575 of 0.725 at n = 20, eps = 0.1).
     """
     return _adaptive_svt(x, eps=eps, c=c, T=T, gap=False)
