@@ -15,6 +15,8 @@ import mpmath
 import pytest
 from one_draw_law import one_draw_law, two_draw_law
 
+from hybrid.searcher.budget import Budget
+from hybrid.searcher.search import search
 from samplers import catalogue
 from samplers.lang import (
     BOTTOM,
@@ -82,6 +84,59 @@ def test_proved_level_is_above_the_certified_lower_bound(seed):
     level = ContinuousBackend(program).global_epsilon(precision=1e-3)
     lower = math.log(level.ratio.lo) if level.ratio.lo > 0 else 0.0
     assert lower <= float(proof.eps) + 1e-12
+
+
+def gap_program(seed: int):
+    """A random gap sparse vector: 3 or 4 queries, each above the noisy threshold releases its gap
+    ``x_i + eta_i - rho`` (a value reading two draws), optionally halting after the first."""
+    rng = random.Random(seed)
+    n = rng.choice([3, 4])
+    rel = rng.choice([one_differ, all_differ])
+    scales = [rng.choice([2, 4, 8])] + [rng.choice([1, 2, 4]) for _ in range(n)]
+    cutoff = rng.random() < 0.7
+    threshold = rng.choice([0, 1])
+
+    @mechanism(domain=ints(lo=0, hi=1, size=n), neighbours=rel)
+    def prog(x):
+        rho = threshold + laplace(scales[0])
+        out, count = [], 0
+        for i in range(n):
+            v = x[i] + laplace(scales[i + 1])
+            above = v >= rho
+            answer = ite(above, v - rho, 0.0)
+            out.append(ite(count >= 1, BOTTOM, answer) if cutoff else answer)
+            count = count + above
+        return tuple(out)
+
+    return prog.trace()
+
+
+def _gap_proof_above_the_certified_level(seed: int) -> None:
+    """The proof (value-dependent shifts: the threshold moved, a released gap's noise by
+    ``k + d_i``) is at least the search's certified lower bound, found with no proof stage."""
+    program = gap_program(seed)
+    proof = prove(program, rules=["alignment"])
+    assert isinstance(proof, Proof)
+    r = search(program, time_budget=30, budget=Budget(prove_time=0, samples=200_000))
+    assert r.certified and r.eps_lower <= float(proof.eps) + 1e-12
+
+
+def test_a_gap_proof_is_above_the_certified_level():
+    _gap_proof_above_the_certified_level(6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5, 7])
+def test_gap_proofs_are_above_the_certified_level(seed):
+    _gap_proof_above_the_certified_level(seed)
+
+
+def test_a_released_gap_moves_the_threshold_and_its_own_draw():
+    """Halting after one answer, the path answering the last query pays the threshold's shift
+    (1/4) and its own draw's ``1 + d`` (at most 2): 9/4, where shifting every query's draw
+    instead costs 17/4."""
+    proof = prove(gap_program(6), rules=["alignment"])
+    assert isinstance(proof, Proof) and proof.eps == Fraction(9, 4)
 
 
 # -- the prover against independent exact laws (tests/one_draw_law.py, a brute-force enumerator)

@@ -123,9 +123,12 @@ def _sparse_vector(x, *, T, c, threshold_scale, query_scale, cutoff=True, releas
 _SVT = dict(size="n", neighbours=all_differ)
 
 
-@_continuous(**_SVT, aliases=("SparseVectorTechnique1", "SVT"))
+@_continuous(**_SVT, aliases=("SparseVectorTechnique1", "SVT", "sparsevector"))
 def svt1(x, *, eps=0.1, n=10, c=1, T=0.5):
-    """Sparse vector (Lyu Alg. 1; StatDP SVT): threshold Lap(2/eps), queries Lap(4c/eps); eps-DP."""
+    """Sparse vector (Lyu Alg. 1; StatDP SVT; CheckDP sparsevector): eps-DP.
+
+    Threshold Lap(2/eps), queries Lap(4c/eps), halts after c answers above.
+    """
     return _sparse_vector(x, T=T, c=c, threshold_scale=2 / eps, query_scale=4 * c / eps)
 
 
@@ -143,24 +146,30 @@ def svt3(x, *, eps=0.1, n=10, c=1, T=1.0):
                           release=lambda v: v)
 
 
-@_continuous(**_SVT, aliases=("SparseVectorTechnique4", "iSVT3"))
+@_continuous(**_SVT, aliases=("SparseVectorTechnique4", "iSVT3", "badsparsevector3"))
 def svt4(x, *, eps=0.1, n=10, c=1, T=1.0):
-    """Buggy sparse vector (Lyu Alg. 4; StatDP iSVT3): query noise Lap(4/(3 eps)) not scaled by c.
+    """Buggy sparse vector (Lyu Alg. 4; StatDP iSVT3; CheckDP badsparsevector3): query noise not scaled by c.
 
-    True level (1 + 6c)/4 eps.
+    Threshold Lap(4/eps), queries Lap(4/(3 eps)); true level (1 + 6c)/4 eps.
     """
     return _sparse_vector(x, T=T, c=c, threshold_scale=4 / eps, query_scale=4 / (3 * eps))
 
 
-@_continuous(**_SVT, aliases=("SparseVectorTechnique5", "iSVT1"))
+@_continuous(**_SVT, aliases=("SparseVectorTechnique5", "iSVT1", "badsparsevector1"))
 def svt5(x, *, eps=0.1, n=10, c=1, T=1.0):
-    """Buggy sparse vector (Lyu Alg. 5; StatDP iSVT1): no query noise and no cutoff; not DP."""
+    """Buggy sparse vector (Lyu Alg. 5; StatDP iSVT1; CheckDP badsparsevector1): not DP.
+
+    No query noise, no cutoff.
+    """
     return _sparse_vector(x, T=T, c=c, threshold_scale=2 / eps, query_scale=None, cutoff=False)
 
 
-@_continuous(**_SVT, aliases=("SparseVectorTechnique6", "iSVT2"))
+@_continuous(**_SVT, aliases=("SparseVectorTechnique6", "iSVT2", "badsparsevector2"))
 def svt6(x, *, eps=0.1, n=10, c=1, T=1.0):
-    """Buggy sparse vector (Lyu Alg. 6; StatDP iSVT2): query noise Lap(2/eps), no cutoff; not DP."""
+    """Buggy sparse vector (Lyu Alg. 6; StatDP iSVT2; CheckDP badsparsevector2): not DP.
+
+    Query noise Lap(2/eps), no cutoff.
+    """
     return _sparse_vector(x, T=T, c=c, threshold_scale=2 / eps, query_scale=2 / eps, cutoff=False)
 
 
@@ -173,11 +182,11 @@ def svt34_parallel(x, *, eps=0.1, n=10, c=2, T=1.0):
     return svt3.fn(x, eps=eps, n=n, c=c, T=T) + svt4.fn(x, eps=eps, n=n, c=c, T=T)
 
 
-@_continuous(**_SVT, aliases=("NumericalSVT",))
+@_continuous(**_SVT, aliases=("NumericalSVT", "numsparsevector"))
 def numerical_svt(x, *, eps=0.1, n=10, c=2, T=1.0):
-    """Numerical sparse vector (Wang et al. 2019, ShadowDP): releases a fresh noisy answer; eps-DP.
+    """Numerical sparse vector (Wang et al. 2019, ShadowDP; CheckDP numsparsevector): eps-DP.
 
-    Threshold Lap(3/eps); comparison noise Lap(6c/eps); released value q + Lap(3c/eps);
+    Releases a fresh noisy answer: threshold Lap(3/eps); comparison noise Lap(6c/eps); released value q + Lap(3c/eps);
     0.0 when below, BOTTOM after c answers above.
     """
     rho = lap(3 / eps)

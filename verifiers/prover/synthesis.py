@@ -16,6 +16,9 @@ Outputs fix the shifts of the draws they release (solved in order); the rest com
 templates ``k u`` and ``D_e + k u`` (``u`` the sensitivity, ``D_e`` the input difference
 the draw is added to, ``|k| <= 2``).  Draws in one constraint only are chosen per
 constraint (cheapest that keeps it); draws shared by several are enumerated jointly.
+A second search *pins* the draws an output reads besides its own (a threshold in a
+released gap ``q + eta_i - rho``): they are enumerated with the shared ones and the
+output's own draw absorbs the rest, a shift linear in ``d`` (GapSVT's ``1 + d_i``).
 """
 
 from __future__ import annotations
@@ -102,17 +105,59 @@ class Synthesiser:
         """The cheapest alignment found for ``path`` (raises :class:`Stuck`).
 
         ``limit``: alignments dearer than it are not wanted; ``enough``: stop at the first
-        alignment that cheap (the caller needs no cheaper one).
+        alignment that cheap (the caller needs no cheaper one).  Outputs first fix the
+        draws they release and leave their other draws unshifted; when that is not enough
+        the draws an output shares with the decisions (a threshold in a released gap) are
+        chosen from the templates too, and the outputs solved for the rest (GapSVT's
+        ``1 + d[i]`` on the released answer's draw).
         """
-        fixed = self._outputs(path)
-        open_cons = [(c, [e for e in dict.fromkeys(v[1] for v in c.form.vars_of("e")) if e not in fixed])
+        best: Alignment | None = None
+        stuck: Stuck | None = None
+        pinnable = self._pinnable(path)
+        for pinned in ([], pinnable) if pinnable else ([],):
+            if best is not None and (best.cost == 0 or (enough is not None and best.cost <= enough)):
+                break
+            try:
+                found = self._align(path, pinned, best.cost if best is not None else limit, enough)
+            except Stuck as exc:
+                stuck = stuck or exc
+                continue
+            if best is None or found.cost < best.cost:
+                best = found
+        if best is None:
+            raise stuck or Stuck("no template keeps the path", "")
+        return best
+
+    def _pinnable(self, path: Path) -> list[int]:
+        """Draws that an output reads besides its own draw (the one fewest outputs and decisions
+        read: a released answer's noise, not the threshold's), that a decision reads and that no
+        output reads alone: their shifts can be chosen, the outputs' own draws absorb the rest."""
+        reads = [[v[1] for v in out.vars_of("e")] for out in path.outputs if isinstance(out, Lin)]
+        readers: dict[int, int] = {}
+        for form in [*(c.form for c in path.constraints), *(o for o in path.outputs if isinstance(o, Lin))]:
+            for v in form.vars_of("e"):
+                readers[v[1]] = readers.get(v[1], 0) + 1
+        in_constraints = {v[1] for c in path.constraints for v in c.form.vars_of("e")}
+        alone = {draws[0] for draws in reads if len(draws) == 1}
+        others: set[int] = set()
+        for draws in reads:
+            if len(draws) > 1:
+                own = min(draws, key=lambda e: (readers[e], -self.laws[e][1], -e))
+                others.update(e for e in draws if e != own)
+        return sorted((others & in_constraints) - alone)
+
+    def _align(self, path: Path, pinned: list[int], limit: Fraction | None, enough: Fraction | None) -> Alignment:
+        """The cheapest alignment with the ``pinned`` draws chosen from the templates before the outputs."""
+        released = {v[1] for out in path.outputs if isinstance(out, Lin) for v in out.vars_of("e")} - set(pinned)
+        open_cons = [(c, [e for e in dict.fromkeys(v[1] for v in c.form.vars_of("e")) if e not in released])
                      for c in path.constraints]
-        uses: dict[int, int] = {}
+        uses: dict[int, int] = {e: 0 for e in pinned}
         for _, es in open_cons:
             for e in es:
                 uses[e] = uses.get(e, 0) + 1
-        shared = [e for e, k in uses.items() if k > 1]
+        shared = list(dict.fromkeys([*pinned, *(e for e, k in uses.items() if k > 1)]))
         options = {e: self.candidates(e, path.pairing.get(e)) for e in uses}
+        forced = None if pinned else self._outputs(path, {})  # the same for every combo
         best: Alignment | None = None
         stuck: Stuck | None = None
         for combo in self._combos(shared, options):
@@ -120,8 +165,10 @@ class Synthesiser:
             bound = best.cost if best is not None else limit
             if bound is not None and max((c for c, _ in combo), default=Fraction(0)) > bound:
                 continue
-            shifts = {**fixed, **{e: f for e, (_, f) in zip(shared, combo)}}
+            chosen = {e: f for e, (_, f) in zip(shared, combo)}
             try:
+                outputs = forced if forced is not None else self._outputs(path, {e: chosen[e] for e in pinned})
+                shifts = {**outputs, **chosen}
                 self._keep_all(open_cons, shifts, options, bound)
             except Stuck as exc:
                 stuck = exc
@@ -175,9 +222,9 @@ class Synthesiser:
         raise Stuck(f"no shift keeps the outcome of decision %{cons.node} ({cons.form} {cons.rel} 0) "
                     "for every neighbour pair", f"node {cons.node}")
 
-    def _outputs(self, path: Path) -> dict[int, Lin]:
-        """Shifts that the outputs force: each output form must not change."""
-        fixed: dict[int, Lin] = {}
+    def _outputs(self, path: Path, preset: dict[int, Lin]) -> dict[int, Lin]:
+        """Shifts that the outputs force, given the ``preset`` ones: each output form must not change."""
+        fixed: dict[int, Lin] = dict(preset)
         for k, out in enumerate(path.outputs):
             if not isinstance(out, Lin) or not out.coef:
                 continue
