@@ -34,15 +34,14 @@ backend, the neighbour pairs swept and a witness pair attaining the level).
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
 from samplers.errors import LimitExceeded
 from samplers.json_shape import ANY, NAT, RATIONAL, Nullable, check as check_shape
-from samplers.lang.builder import Builder, draws_randomness, replay
-from samplers.lang.domain import Domain
-from samplers.lang.ir import BOTTOM, CONTINUOUS_NOISE, Node, Program
+from samplers.lang.builder import draws_randomness
+from samplers.lang.ir import BOTTOM, CONTINUOUS_NOISE, Program
+from samplers.lang.slicing import backward_slice, inputs_read, part_program, split
 from samplers.lang.neighbours import AllDiffer, Monotone, OneDiffer, ReplaceOne
 from verifiers.backends import choose, get_backend
 from verifiers.base import neighbour_pairs
@@ -77,71 +76,6 @@ def _evidence(evidence: Any, where: str) -> None:
 
 
 EVIDENCE = _evidence
-
-
-def _find(parent: list[int], i: int) -> int:
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
-
-
-def split(program: Program) -> list[list[int]]:
-    """Output positions grouped into parts that share no input and no draw (union-find on the DAG).
-
-    Every non-constant node joins its arguments' groups, so two outputs meet exactly
-    when their slices share a node that is an input, a draw or computed from one.
-    """
-    parent = list(range(len(program.nodes)))
-    first_read: dict[int, int] = {}  # input index -> a node reading it (the builder shares them; be sure)
-    for i, node in enumerate(program.nodes):
-        links = [a for a in node.args if program.nodes[a].op != "const"]
-        if node.op == "input":
-            links.append(first_read.setdefault(node.attr, i))
-        for a in links:
-            ra, ri = _find(parent, a), _find(parent, i)
-            if ra != ri:
-                parent[ra] = ri
-    groups: dict[int, list[int]] = {}
-    for pos, o in enumerate(program.outputs):
-        groups.setdefault(_find(parent, o), []).append(pos)
-    return list(groups.values())
-
-
-def _slice(program: Program, outputs: list[int]) -> list[int]:
-    """Node ids the given output positions depend on, in order."""
-    seen: set[int] = set()
-    stack = [program.outputs[p] for p in outputs]
-    while stack:
-        i = stack.pop()
-        if i not in seen:
-            seen.add(i)
-            stack.extend(program.nodes[i].args)
-    return sorted(seen)
-
-
-def part_program(program: Program, outputs: list[int], inputs: list[int]) -> Program:
-    """The sub-program of ``outputs``: their slice, input ``inputs[k]`` renamed ``k``.
-
-    The slice is cut out before the replay, so a part costs its own size, not the program's.
-    """
-    rename = {v: k for k, v in enumerate(inputs)}
-    ids = _slice(program, outputs)
-    at = {old: k for k, old in enumerate(ids)}
-    local = [replace(program.nodes[i], args=tuple(at[a] for a in program.nodes[i].args)) for i in ids]
-
-    def rewrite(node: Node, args: tuple[int, ...], b: Builder, old: int) -> int | None:
-        if node.op == "input":
-            return b.input(rename[node.attr], node.lo, node.hi)
-        return None
-
-    nodes, outs = replay(local, [at[program.outputs[p]] for p in outputs], rewrite=rewrite)
-    return Program(
-        name=f"{program.name}[part]", params=program.params, nodes=tuple(nodes), outputs=tuple(outs),
-        tuple_output=program.tuple_output,
-        domain=Domain(tuple(program.domain.lo[i] for i in inputs), tuple(program.domain.hi[i] for i in inputs)),
-        neighbours=program.neighbours,
-    )
 
 
 def combination(program: Program, read: list[list[int]]) -> str | None:
@@ -206,9 +140,8 @@ def _sub_proof(sub: Program) -> tuple[Fraction, dict[str, Any]] | NoProof:
 
 
 def _part(program: Program, outs: list[int]) -> dict[str, Any]:
-    nodes = _slice(program, outs)
-    return {"outputs": outs,
-            "inputs": sorted(program.nodes[i].attr for i in nodes if program.nodes[i].op == "input"),
+    nodes = backward_slice(program, outs)
+    return {"outputs": outs, "inputs": inputs_read(program, nodes),
             "draws": [i for i in nodes if draws_randomness(program.nodes[i].op, program.nodes[i].attr)]}
 
 

@@ -1,0 +1,90 @@
+"""Program slices: the sub-program that computes some of the output components.
+
+The backward slice of a set of output positions holds every node those outputs depend on
+(their inputs, draws and arithmetic), nothing else.  Every node of the slice computes what it
+computes in the whole program from the same inputs and the same draws, and the draws left
+out are independent of those kept, so the slice's outputs have exactly the whole program's
+joint law on those components: a probability computed on a slice is the whole mechanism's
+probability of the same event.  The prover composes independent slices
+(:mod:`verifiers.prover.composition`); the search certifies events on small slices of large
+programs (:mod:`hybrid.searcher.slices`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from samplers.lang.builder import Builder, replay
+from samplers.lang.domain import Domain
+from samplers.lang.ir import Node, Program
+
+
+def _find(parent: list[int], i: int) -> int:
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def split(program: Program) -> list[list[int]]:
+    """Output positions grouped into parts that share no input and no draw (union-find on the DAG).
+
+    Every non-constant node joins its arguments' groups, so two outputs meet exactly
+    when their slices share a node that is an input, a draw or computed from one.
+    """
+    parent = list(range(len(program.nodes)))
+    first_read: dict[int, int] = {}  # input index -> a node reading it (the builder shares them; be sure)
+    for i, node in enumerate(program.nodes):
+        links = [a for a in node.args if program.nodes[a].op != "const"]
+        if node.op == "input":
+            links.append(first_read.setdefault(node.attr, i))
+        for a in links:
+            ra, ri = _find(parent, a), _find(parent, i)
+            if ra != ri:
+                parent[ra] = ri
+    groups: dict[int, list[int]] = {}
+    for pos, o in enumerate(program.outputs):
+        groups.setdefault(_find(parent, o), []).append(pos)
+    return list(groups.values())
+
+
+def backward_slice(program: Program, outputs: list[int]) -> list[int]:
+    """Node ids the given output positions depend on, in order."""
+    seen: set[int] = set()
+    stack = [program.outputs[p] for p in outputs]
+    while stack:
+        i = stack.pop()
+        if i not in seen:
+            seen.add(i)
+            stack.extend(program.nodes[i].args)
+    return sorted(seen)
+
+
+def inputs_read(program: Program, nodes: list[int]) -> list[int]:
+    """The input coordinates that the nodes ``nodes`` read, in order."""
+    return sorted({program.nodes[i].attr for i in nodes if program.nodes[i].op == "input"})
+
+
+def part_program(program: Program, outputs: list[int], inputs: list[int]) -> Program:
+    """The sub-program of ``outputs``: their slice, input ``inputs[k]`` renamed ``k``.
+
+    The slice is cut out before the replay, so a part costs its own size, not the program's.
+    Its domain is the program's on ``inputs``, its neighbour relation the program's.
+    """
+    rename = {v: k for k, v in enumerate(inputs)}
+    ids = backward_slice(program, outputs)
+    at = {old: k for k, old in enumerate(ids)}
+    local = [replace(program.nodes[i], args=tuple(at[a] for a in program.nodes[i].args)) for i in ids]
+
+    def rewrite(node: Node, args: tuple[int, ...], b: Builder, old: int) -> int | None:
+        if node.op == "input":
+            return b.input(rename[node.attr], node.lo, node.hi)
+        return None
+
+    nodes, outs = replay(local, [at[program.outputs[p]] for p in outputs], rewrite=rewrite)
+    return Program(
+        name=f"{program.name}[part]", params=program.params, nodes=tuple(nodes), outputs=tuple(outs),
+        tuple_output=program.tuple_output,
+        domain=Domain(tuple(program.domain.lo[i] for i in inputs), tuple(program.domain.hi[i] for i in inputs)),
+        neighbours=program.neighbours,
+    )
