@@ -49,6 +49,7 @@ from hybrid.searcher.delta_claim import continuous_lower, settle, wanted
 from hybrid.searcher.numeric_events import EventTuner
 from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.regions import symbolic
+from hybrid.searcher.slices import plan, sliced_search
 from hybrid.searcher.state import SearchResult, certified_level, finish, Search
 from hybrid.searcher.statistical import confidence_of, one_sided, statistical, uncertified
 from hybrid.seeds import derive_seed
@@ -72,6 +73,11 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
     """Certified search on a program with continuous noise (see the module docstring)."""
     clock = s.clock
     clock.stage("compile")
+    slices = None if s.claimed_delta is not None else plan(program, s.budget.max_length)
+    if slices is not None:  # a large program: searched on small slices
+        clock.stage("prove")
+        prove_stage(s, program)
+        return sliced_search(s, program, slices, continuous_search)
     backend = ContinuousBackend(program)
     sampler = s.sampler(program)
     clock.stage("prove")

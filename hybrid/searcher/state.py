@@ -95,6 +95,7 @@ class SearchResult:
     delta_proof: dict[str, Any] | None = None  # the (eps, delta) proof behind delta_upper
     delta_no_proof: list[str] | None = None  # why no rule proved delta at the claim
     reports_delta: bool = False  # the delta fields above are part of the JSON
+    slice: dict[str, Any] | None = None  # the program slice searched at large n (hybrid.searcher.slices)
 
     def witness_pair(self) -> Pair:
         """The witness's pair of inputs."""
@@ -121,6 +122,8 @@ class SearchResult:
             out["eps_lower"] = "inf"
         if self.ratio_enclosure is not None:
             out["ratio_enclosure"] = self.ratio_enclosure
+        if self.slice is not None:
+            out["slice"] = self.slice
         out["upper_source"] = self.upper_source
         out["proof"] = self.proof
         out["no_proof"] = self.no_proof
