@@ -106,6 +106,27 @@ def test_noisy_hist1_at_n_1000():
     """The target of issue 30: certified >= 0.0999 and proved 0.1, the witness re-weighed whole."""
     r = search(get("noisy_hist1"), {"n": 1000})
     assert r.certified and r.eps_lower >= 0.0999 and r.eps_upper == 0.1
+    assert r.proof["rule"] == "composition"  # tried first at large n: one part proved, not 1000 paths
     assert r.to_json()["slice"]["outputs"] == [0] and r.slice["program_nodes"] == 3000
     assert len(r.witness["x"]) == 1000
     assert _overlap(_whole_ratio(get("noisy_hist1").trace(n=1000), r.witness), r.ratio_enclosure)
+
+
+def test_no_rule_starts_after_the_deadline(monkeypatch):
+    """The rules after ``first`` do not start once the search's deadline has passed (the alignment rule
+    builds its paths over the whole program before it looks at the clock)."""
+    import time
+
+    from hybrid.searcher import proof_stage
+    from samplers import deadline
+    from verifiers.prover import alignment
+
+    def late(program, eps=None):
+        raise AssertionError("a rule started after the deadline")
+
+    monkeypatch.setattr(alignment, "attempt", late)
+    prog = get("svt1").trace(n=5)
+    with deadline.time_limit(0.01):
+        time.sleep(0.02)
+        found = proof_stage._prove_in_order(prog, 30.0, ("composition",))
+    assert {n.rule for n in found} == {"composition", "alignment", "gaussian"}

@@ -74,9 +74,7 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
     clock = s.clock
     clock.stage("compile")
     slices = None if s.claimed_delta is not None else plan(program, s.budget.max_length)
-    if slices is not None:  # a large program: searched on small slices
-        clock.stage("prove")
-        prove_stage(s, program)
+    if slices is not None:  # a large program: searched on small slices, then proved whole
         return sliced_search(s, program, slices, continuous_search)
     backend = ContinuousBackend(program)
     sampler = s.sampler(program)

@@ -16,14 +16,22 @@ tight), and checks the invariant ``eps_lower <= eps_upper`` (:class:`Contradicto
 
 from __future__ import annotations
 
+import time
+from typing import Any, Sequence
+
 from hybrid.searcher.state import Search, SearchResult
+from samplers import deadline
 from samplers.deadline import TimeLimitReached
 from samplers.errors import DPHybridError
 from samplers.lang.ir import Program
 
 
-def prove_stage(s: Search, program: Program) -> None:
+def prove_stage(s: Search, program: Program, first: Sequence[str] = ()) -> None:
     """Try the proof rules on ``program``; set ``s.proof`` and lower ``s.proved_upper`` to its upper end.
+
+    ``first``: rules tried before the others, which then run only when those prove nothing (a
+    large program split into many independent parts is proved part by part in seconds by the
+    composition rule, where the alignment rule's work grows with the whole program).
 
     ``s.proved_upper`` may already hold a caller's bound (``search(..., proved_upper=)``): it
     only ends local searches early and is never reported as ``eps_upper``; the smaller of the
@@ -31,20 +39,39 @@ def prove_stage(s: Search, program: Program) -> None:
     at the claim (:func:`hybrid.searcher.delta_claim.prove_at_claim`)."""
     from hybrid.searcher.delta_claim import prove_at_claim
 
-    _prove_pure(s, program)
+    _prove_pure(s, program, first)
     prove_at_claim(s, program)
 
 
-def _prove_pure(s: Search, program: Program) -> None:
+def _prove_in_order(program: Program, budget: float, first: Sequence[str]) -> Any:
+    """:func:`verifiers.prover.prove.prove` with the rules ``first`` first, the others only when those
+    prove nothing, all within ``budget`` seconds."""
     from verifiers.prover.proof import NoProof, Proof
-    from verifiers.prover.prove import prove
+    from verifiers.prover.prove import RULES, prove
+
+    if not first:
+        return prove(program, time_budget=budget)
+    start = time.perf_counter()
+    found = prove(program, rules=first, time_budget=budget)
+    rest = [r for r in RULES if r not in first]
+    if isinstance(found, Proof) or not rest:
+        return found
+    left = budget - (time.perf_counter() - start)
+    if left <= 0 or deadline.expired():  # a rule started now would only find the deadline passed
+        return found + [NoProof(f"time budget of {budget:g} s reached", rule=r) for r in rest]
+    more = prove(program, rules=rest, time_budget=left)
+    return more if isinstance(more, Proof) else found + more
+
+
+def _prove_pure(s: Search, program: Program, first: Sequence[str]) -> None:
+    from verifiers.prover.proof import NoProof, Proof
 
     s.proof, s.proof_tried = None, True
     if s.budget.prove_time <= 0:
         return
     s.say("trying the proof rules")
     try:
-        found = prove(program, time_budget=s.budget.prove_time)
+        found = _prove_in_order(program, s.budget.prove_time, first)
     except TimeLimitReached as e:  # the search's own deadline, outside any rule
         s.limits.append(f"proof stage stopped: {e}")
         return

@@ -15,12 +15,14 @@ The slices, chosen by counts only (the same on any machine):
   fewer inputs than the program (``svt1``'s first 40 answers read its first 40 queries).
 
 Each slice gets a whole continuous search of its own (testing, tuning, certifying, local
-search; no proof and no global check: a slice's level is not the program's), within the same
-budgets and deadline.  The best result is lifted: its pair extended to every input (the
+search; no global check), within the same budgets and deadline; its proof stage proves the
+slice, an upper bound on what an event on the slice can show, so the slice's search stops once
+it is met (the slice's proof is not reported: the program's level may be higher).  The best result is lifted: its pair extended to every input (the
 coordinates the slice does not read set to the same value in ``x`` and ``x'``, 1 clipped to the
 domain, as StatDP's patterns; the pair is checked to be a neighbour pair of the program) and its
-event restated on the program's output components.  The proof stage runs on the whole program
-as always (it needs no sampler).  The result's ``slice`` field says which output components and
+event restated on the program's output components.  Then the proof stage runs on the whole
+program (it needs no sampler), the composition rule first: a program of many independent parts
+is proved part by part.  The result's ``slice`` field says which output components and
 inputs were used.  A program no slice makes smaller, a custom neighbour relation, or a claimed
 delta keeps the whole-program search.
 """
@@ -31,7 +33,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from hybrid.searcher.proof_stage import attach
+from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.state import Search, SearchResult, certified_level, finish
 from hybrid.testers.event_json import event_from_json
 from hybrid.testers.events import Event, Product, SetEvent, Threshold
@@ -163,9 +165,8 @@ def sliced_search(s: Search, program: Program, slices: list[Slice],
             s.limits.append(f"searched {i} of {len(slices)} slices: the proved upper bound is met")
             break
         s.say(f"searching slice {i + 1} of {len(slices)} ({len(sl.outputs)} outputs, {len(sl.inputs)} inputs)")
-        sub = Search(sl.program, precision=s.precision, claimed_eps=None, seed=s.seed,
-                     budget=dataclasses.replace(s.budget, prove_time=0), backend=s.backend_name, global_check=False,
-                     progress=s.say, proved_upper=s.proved_upper)
+        sub = Search(sl.program, precision=s.precision, claimed_eps=None, seed=s.seed, budget=s.budget,
+                     backend=s.backend_name, global_check=False, progress=s.say, proved_upper=s.proved_upper)
         r = search_slice(sub, sl.program)
         s.samples += r.samples
         s.queries += r.exact_queries
@@ -178,7 +179,8 @@ def sliced_search(s: Search, program: Program, slices: list[Slice],
             continue
         if best is None or _key(lifted) > _key(best[0]):
             best = (lifted, sl)
-    s.clock.stage("global")
+    s.clock.stage("prove")
+    prove_stage(s, program, first=("composition",))  # part by part, where the program has parts
     if best is None:
         result = SearchResult(mechanism=program.name, params=program.param_dict, certified=False, eps_lower=0.0,
                               ratio=None, witness=None, backend=None, precision=s.precision, seed=s.seed,

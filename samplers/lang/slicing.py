@@ -12,9 +12,7 @@ programs (:mod:`hybrid.searcher.slices`).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from samplers.lang.builder import Builder, replay
+from samplers.lang.builder import replay
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Node, Program
 
@@ -65,23 +63,27 @@ def inputs_read(program: Program, nodes: list[int]) -> list[int]:
     return sorted({program.nodes[i].attr for i in nodes if program.nodes[i].op == "input"})
 
 
+def local_form(program: Program, outputs: list[int], inputs: list[int]) -> tuple[tuple[Node, ...], tuple[int, ...]]:
+    """The slice of ``outputs`` renumbered from 0, input ``inputs[k]`` renamed ``k``, and its outputs.
+
+    Parts with equal local forms (and domains) have equal sub-programs: a cheap key for them.
+    """
+    rename = {v: k for k, v in enumerate(inputs)}
+    ids = backward_slice(program, outputs)
+    at = {old: k for k, old in enumerate(ids)}
+    local = tuple(Node(n.op, tuple(at[a] for a in n.args), rename[n.attr] if n.op == "input" else n.attr,
+                       n.lo, n.hi, n.kind, n.bottom) for n in (program.nodes[i] for i in ids))
+    return local, tuple(at[program.outputs[p]] for p in outputs)
+
+
 def part_program(program: Program, outputs: list[int], inputs: list[int]) -> Program:
     """The sub-program of ``outputs``: their slice, input ``inputs[k]`` renamed ``k``.
 
     The slice is cut out before the replay, so a part costs its own size, not the program's.
     Its domain is the program's on ``inputs``, its neighbour relation the program's.
     """
-    rename = {v: k for k, v in enumerate(inputs)}
-    ids = backward_slice(program, outputs)
-    at = {old: k for k, old in enumerate(ids)}
-    local = [replace(program.nodes[i], args=tuple(at[a] for a in program.nodes[i].args)) for i in ids]
-
-    def rewrite(node: Node, args: tuple[int, ...], b: Builder, old: int) -> int | None:
-        if node.op == "input":
-            return b.input(rename[node.attr], node.lo, node.hi)
-        return None
-
-    nodes, outs = replay(local, [at[program.outputs[p]] for p in outputs], rewrite=rewrite)
+    local, outs = local_form(program, outputs, inputs)
+    nodes, outs = replay(local, outs)
     return Program(
         name=f"{program.name}[part]", params=program.params, nodes=tuple(nodes), outputs=tuple(outs),
         tuple_output=program.tuple_output,

@@ -17,6 +17,7 @@ import importlib
 from fractions import Fraction
 from typing import Any
 
+from samplers import deadline
 from samplers.errors import DPHybridError
 from samplers.lang.builder import draws_randomness
 from samplers.lang.domain import Domain
@@ -148,6 +149,7 @@ def _check(program: Program, proof: Proof, complete: bool) -> str | None:
     total: Any = Fraction(1)
     sub_eps = Fraction(0)
     for k, part in enumerate(parts):
+        deadline.check("checking a composition proof")  # a part at a time: 100,000 parts take seconds
         c = part["class"]
         if c is None:
             if part["inputs"]:
