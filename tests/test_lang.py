@@ -135,6 +135,7 @@ def test_bottom_outputs_and_early_stop():
 def test_domain_checks_and_neighbours():
     d = Domain((0, 0), (2, 1))
     assert d.count() == 6 and len(list(d.points())) == 6
+    assert not d.single() and Domain((3, 0), (3, 0)).single()
     assert d.check([2, 1]) == (2, 1)
     with pytest.raises(DomainError, match="outside"):
         d.check([3, 0])

@@ -116,7 +116,7 @@ def search(
             raise ParameterError("parameters cannot be given with an already traced program")
         if program.continuous and backend not in ("auto", "continuous"):  # a discrete backend cannot run it
             refuse_continuous(program, backend)
-        if not isinstance(program.neighbours, Custom) and program.domain.count() == 1:
+        if not isinstance(program.neighbours, Custom) and program.domain.single():
             raise DomainError(f"the domain {program.domain.describe()} holds a single input: no two inputs are "
                               f"{program.neighbours.name} neighbours, there is nothing to search")
         s = Search(program, precision=precision, claimed_eps=claimed_eps, seed=seed, budget=budget,

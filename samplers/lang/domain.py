@@ -43,6 +43,10 @@ class Domain:
         """Number of points in the domain."""
         return math.prod(h - l + 1 for l, h in zip(self.lo, self.hi))
 
+    def single(self) -> bool:
+        """Whether the domain holds one point (without :meth:`count`'s product: 11^100000 takes 0.3 s)."""
+        return self.lo == self.hi
+
     def contains(self, x: Sequence[int]) -> bool:
         return len(x) == self.size and all(l <= v <= h for v, l, h in zip(x, self.lo, self.hi))
 
