@@ -28,8 +28,15 @@ def split(program: Program) -> list[list[int]]:
     """Output positions grouped into parts that share no input and no draw (union-find on the DAG).
 
     Every non-constant node joins its arguments' groups, so two outputs meet exactly
-    when their slices share a node that is an input, a draw or computed from one.
+    when their slices share a node that is an input, a draw or computed from one.  Computed once
+    per program (the search's slices and the composition rule both ask).
     """
+    if "slicing.split" not in program._meta:
+        program._meta["slicing.split"] = _split(program)
+    return [list(g) for g in program._meta["slicing.split"]]
+
+
+def _split(program: Program) -> list[list[int]]:
     parent = list(range(len(program.nodes)))
     first_read: dict[int, int] = {}  # input index -> a node reading it (the builder shares them; be sure)
     for i, node in enumerate(program.nodes):
@@ -63,13 +70,15 @@ def inputs_read(program: Program, nodes: list[int]) -> list[int]:
     return sorted({program.nodes[i].attr for i in nodes if program.nodes[i].op == "input"})
 
 
-def local_form(program: Program, outputs: list[int], inputs: list[int]) -> tuple[tuple[Node, ...], tuple[int, ...]]:
-    """The slice of ``outputs`` renumbered from 0, input ``inputs[k]`` renamed ``k``, and its outputs.
+def local_form(program: Program, outputs: list[int], inputs: list[int],
+               ids: list[int] | None = None) -> tuple[tuple[Node, ...], tuple[int, ...]]:
+    """The slice of ``outputs`` (its nodes ``ids`` when known) renumbered from 0, input ``inputs[k]``
+    renamed ``k``, and its outputs.
 
     Parts with equal local forms (and domains) have equal sub-programs: a cheap key for them.
     """
     rename = {v: k for k, v in enumerate(inputs)}
-    ids = backward_slice(program, outputs)
+    ids = backward_slice(program, outputs) if ids is None else ids
     at = {old: k for k, old in enumerate(ids)}
     local = tuple(Node(n.op, tuple(at[a] for a in n.args), rename[n.attr] if n.op == "input" else n.attr,
                        n.lo, n.hi, n.kind, n.bottom) for n in (program.nodes[i] for i in ids))

@@ -140,8 +140,7 @@ def _sub_proof(sub: Program) -> tuple[Fraction, dict[str, Any]] | NoProof:
     return Fraction(found.eps), {"eps": number_json(found.eps), "rule": found.rule, "proof": found.to_json()}
 
 
-def _part(program: Program, outs: list[int]) -> dict[str, Any]:
-    nodes = backward_slice(program, outs)
+def _part(program: Program, outs: list[int], nodes: list[int]) -> dict[str, Any]:
     return {"outputs": outs, "inputs": inputs_read(program, nodes),
             "draws": [i for i in nodes if draws_randomness(program.nodes[i].op, program.nodes[i].attr)]}
 
@@ -159,7 +158,8 @@ def composed_upper(ratio: Ratio, sub_eps: Fraction, how: str) -> float:
 
 def attempt(program: Program, eps: Fraction | None = None) -> Proof | NoProof:
     """Prove the composed level (at most ``eps`` when given), or say why not."""
-    parts = [_part(program, outs) for outs in split(program)]
+    sliced = [(outs, backward_slice(program, outs)) for outs in split(program)]
+    parts = [_part(program, outs, nodes) for outs, nodes in sliced]
     reading = sum(1 for part in parts if part["inputs"])
     how = combination(program, [part["inputs"] for part in parts])
     if how is None:
@@ -179,7 +179,7 @@ def attempt(program: Program, eps: Fraction | None = None) -> Proof | NoProof:
             draw = next(i for i in part["draws"] if program.nodes[i].op in CONTINUOUS_NOISE)
             return NoProof(f"the program is one part and draws continuous noise ({program.nodes[draw].op} at "
                            f"node %{draw}): nothing to compose", rule=RULE, where=f"draw %{draw}")
-        local = (local_form(program, part["outputs"], part["inputs"]),
+        local = (local_form(program, part["outputs"], part["inputs"], sliced[k][1]),
                  tuple(program.domain.lo[i] for i in part["inputs"]), tuple(program.domain.hi[i] for i in part["inputs"]))
         if local not in replayed:
             sub = part_program(program, part["outputs"], part["inputs"])
