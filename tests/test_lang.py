@@ -226,3 +226,15 @@ def test_division_by_a_power_of_two_is_exact_and_other_divisors_are_refused():
 
     with pytest.raises(LanguageError, match="only division by a power of two"):
         thirds.trace()
+
+
+def test_settled_nodes_are_what_a_replay_gives():
+    """Builder.finish keeps settled nodes as they are, without the replay: sound because a builder's
+    nodes are a fixed point of replay -- for every catalogue program, replaying its nodes gives them
+    back unchanged, outputs included."""
+    from samplers.catalogue import mechanisms
+    from samplers.lang.builder import replay
+
+    for m in mechanisms():
+        prog = m.trace()
+        assert replay(prog.nodes, prog.outputs) == (list(prog.nodes), list(prog.outputs)), m.name

@@ -406,9 +406,18 @@ class Builder:
                 return b.draw(*geometric_window(node.attr, zmin, zmax))
             return None
 
-        nodes, outs = replay(self.nodes, outputs, rewrite=resolve)
+        if self.settled(outputs):  # replaying it would give the same nodes: 1.2 s at 300,000 nodes
+            nodes, outs = list(self.nodes), list(outputs)
+        else:
+            nodes, outs = replay(self.nodes, outputs, rewrite=resolve)
         refuse_non_finite(nodes)
         return nodes, outs
+
+    def settled(self, outputs: Sequence[int]) -> bool:
+        """Whether the nodes are final as they are: no geometric noise to resolve and every node
+        used by an output (this builder folded and shared them as it made them, so a replay would
+        make the same ones again)."""
+        return not any(n.op == "geom" for n in self.nodes) and all(live_nodes(self.nodes, outputs))
 
 
 Rewrite = Callable[[Node, tuple[int, ...], Builder, int], "int | None"]
