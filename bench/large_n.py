@@ -47,8 +47,8 @@ def run_one(name: str, n: int, budget: float | None, target_s: float, target_eps
     sl = r.get("slice")
     where = "-" if sl is None else f"{len(sl['outputs'])} of {n}, {len(sl['inputs'])} of {n}"
     met = wall <= target_s and lower >= target_eps and upper is not None and upper <= 0.1
-    return [shown, wall, target_s, wall / target_s, lower, target_eps, "-" if upper is None else upper, where,
-            "yes" if met else "no"]
+    return [shown, wall, target_s, wall / target_s, f"{lower:.6f}", target_eps,
+            "-" if upper is None else f"{upper:.6f}", where, "yes" if met else "no"]
 
 
 def main() -> None:
