@@ -90,8 +90,9 @@ def test_sliced_search_matches_the_whole_program(monkeypatch, name, params, max_
     overlaps the reported enclosure; where the slice loses nothing (a histogram bin) the bound is the
     whole-program search's."""
     monkeypatch.setattr(slices, "SLICE_NODES", 10)
-    r = search(get(name), params, budget=Budget(max_length=max_length))
+    r = search(get(name), params, budget=Budget(max_length=max_length), global_check=True)
     assert r.slice is not None and r.certified
+    assert "global verification skipped: the program was searched on slices" in r.limits_hit
     prog = get(name).trace(**params)
     assert prog.neighbours.contains(r.witness["x"], r.witness["x_prime"])
     assert _overlap(_whole_ratio(prog, r.witness), r.ratio_enclosure)

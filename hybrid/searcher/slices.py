@@ -179,6 +179,8 @@ def sliced_search(s: Search, program: Program, slices: list[Slice],
             continue
         if best is None or _key(lifted) > _key(best[0]):
             best = (lifted, sl)
+    if s.global_check:
+        s.limits.append("global verification skipped: the program was searched on slices")
     s.clock.stage("prove")
     prove_stage(s, program, first=("composition",))  # part by part, where the program has parts
     if best is None:
