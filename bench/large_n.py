@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from bench.common import machine, markdown_table
+from hybrid.formats import lower_str, upper_str
 
 # (mechanism, n, time budget or None for the default, wall target s, certified target: eps_lower at least)
 TARGETS: list[tuple[str, int, float | None, float, float]] = [
@@ -47,8 +48,8 @@ def run_one(name: str, n: int, budget: float | None, target_s: float, target_eps
     sl = r.get("slice")
     where = "-" if sl is None else f"{len(sl['outputs'])} of {n}, {len(sl['inputs'])} of {n}"
     met = wall <= target_s and lower >= target_eps and upper is not None and upper <= 0.1
-    return [shown, wall, target_s, wall / target_s, f"{lower:.6f}", target_eps,
-            "-" if upper is None else f"{upper:.6f}", where, "yes" if met else "no"]
+    return [shown, wall, target_s, wall / target_s, lower_str(lower), target_eps,
+            "-" if upper is None else upper_str(upper), where, "yes" if met else "no"]
 
 
 def main() -> None:
