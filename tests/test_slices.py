@@ -131,3 +131,4 @@ def test_no_rule_starts_after_the_deadline(monkeypatch):
         time.sleep(0.02)
         found = proof_stage._prove_in_order(prog, 30.0, ("composition",))
     assert {n.rule for n in found} == {"composition", "alignment", "gaussian"}
+    assert "time budget of 0.01 s reached" in found[0].reason  # the deadline that stopped it, not prove_time

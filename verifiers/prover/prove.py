@@ -58,8 +58,8 @@ def prove(program: Program, eps: Fraction | None = None, *, delta: Fraction | fl
             rule = importlib.import_module(RULES[name])
             try:
                 found = rule.attempt(program, eps)
-            except deadline.TimeLimitReached:
-                failures.append(NoProof(f"time budget of {time_budget:g} s reached", rule=name))
+            except deadline.TimeLimitReached as e:  # this call's budget or an outer one (a search's): it says which
+                failures.append(NoProof(str(e), rule=name))
                 continue
             except RecursionError:  # a program whose values nest deeper than the rule's recursive walks
                 failures.append(NoProof("the program's values nest too deeply for this rule", rule=name))
