@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from samplers.catalogue import register
 from samplers.errors import ParameterError
-from samplers.lang import BOTTOM, all_differ, ints, ite, mechanism, one_differ
+from samplers.lang import BOTTOM, all_differ, ints, ite, mechanism, one_differ, scan
 from samplers.lang import laplace as lap
 
 
@@ -47,7 +47,7 @@ def _checkdp(claimed: Any, name: str, *, lo: int = 0, neighbours: Any = one_diff
 @_checkdp(lambda p: p["eps"], "partialsum")
 def partialsum(x, *, eps=0.1, n=5):
     """CheckDP's partialsum: the sum of the answers plus Lap(1/eps); eps-DP (true level eps)."""
-    return sum(x) + lap(1 / eps)
+    return scan(x, lambda q, state: (None, (state[0] + q,)), (0,))[1][0] + lap(1 / eps)
 
 
 @_checkdp(lambda p: p["eps"], "shadowdp_prefixsum")

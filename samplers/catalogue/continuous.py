@@ -18,6 +18,7 @@ from samplers.catalogue import register
 from samplers.errors import ParameterError
 from samplers.lang import BOTTOM, all_differ, argmax, ints, ite, maximum, mechanism, one_differ
 from samplers.lang import exponential as exp_noise
+from samplers.lang import scan
 from samplers.lang import laplace as lap
 
 BELOW = -1000.0  # DP-Sniper's code for a below-threshold answer in value-releasing SVTs
@@ -56,7 +57,7 @@ def laplace(x, *, eps=0.1):
 @_continuous(size="n", lo=0, hi=10, aliases=("NoisyHist1", "histogram"))
 def noisy_hist1(x, *, eps=0.1, n=5):
     """Noisy histogram (StatDP Alg. 9, DP-Sniper NoisyHist1): every count + Lap(1/eps); eps-DP."""
-    return tuple(xi + lap(1 / eps) for xi in x)
+    return scan(x, lambda q, state: (q + lap(1 / eps), state))[0]
 
 
 @_continuous(size="n", lo=0, hi=10, aliases=("NoisyHist2", "histogram_eps"))
@@ -104,20 +105,21 @@ def _sparse_vector(x, *, T, c, threshold_scale, query_scale, cutoff=True, releas
     ``release(q)`` gives the value output for an above-threshold answer (default 1);
     ``redraw`` draws fresh threshold noise after every such answer (Lyu's Algorithm 2).
     """
-    rho = lap(threshold_scale)
-    out, count = [], 0
-    for q in x:
+    def step(q, state):
+        count, rho = state
         noisy = q if query_scale is None else q + lap(query_scale)
         above = noisy >= T + rho
         answer = ite(above, release(noisy), BELOW) if release else above
         if cutoff:
-            out.append(ite(count >= c, BOTTOM, answer))
+            out = ite(count >= c, BOTTOM, answer)
             count = count + above
         else:
-            out.append(answer)
+            out = answer
         if redraw:
             rho = ite(above, lap(threshold_scale), rho)
-    return tuple(out)
+        return out, (count, rho)
+
+    return scan(x, step, (0, lap(threshold_scale)))[0]
 
 
 _SVT = dict(size="n", neighbours=all_differ)
@@ -189,14 +191,13 @@ def numerical_svt(x, *, eps=0.1, n=10, c=2, T=1.0):
     Releases a fresh noisy answer: threshold Lap(3/eps); comparison noise Lap(6c/eps); released value q + Lap(3c/eps);
     0.0 when below, BOTTOM after c answers above.
     """
-    rho = lap(3 / eps)
-    out, count = [], 0
-    for q in x:
+    def step(q, state):
+        count, rho = state
         above = q + lap(6 * c / eps) >= T + rho
         answer = ite(above, q + lap(3 * c / eps), 0.0)
-        out.append(ite(count >= c, BOTTOM, answer))
-        count = count + above
-    return tuple(out)
+        return ite(count >= c, BOTTOM, answer), (count + above, rho)
+
+    return scan(x, step, (0, lap(3 / eps)))[0]
 
 
 @_continuous(claimed=lambda p: p["k"] * p["eps"], aliases=("LaplaceParallel",))

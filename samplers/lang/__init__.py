@@ -11,6 +11,7 @@
 from samplers.lang.domain import Domain, ints
 from samplers.lang.exact import exact, fraction_str
 from samplers.lang.ir import BOTTOM, Node, Program
+from samplers.lang.loop import scan
 from samplers.lang.mechanism import Mechanism, mechanism
 from samplers.lang.neighbours import (
     AllDiffer,
@@ -49,5 +50,5 @@ __all__ = [
     "ReplaceOne", "Sym", "all_differ", "all_of", "any_of", "argmax", "categorical", "clamp",
     "custom", "decreasing", "discrete_laplace", "exact", "exponential", "flip", "fraction_str", "gaussian",
     "increasing", "ints", "ite", "laplace", "maximum", "mechanism", "minimum", "one_differ", "replace_one",
-    "two_sided_geometric", "uniform",
+    "scan", "two_sided_geometric", "uniform",
 ]

@@ -1,0 +1,192 @@
+"""The loop construct ``scan`` and the symbolic trace of one loop iteration (for proofs for every n).
+
+``scan(x, step, state)`` runs ``out, state = step(q, state)`` for every element ``q`` of the
+input vector in order and returns ``(outs, state)``: the tuple of the non-None ``out`` and the
+final state.  Traced for a concrete input it is exactly the Python ``for`` loop it replaces
+(the same operations in the same order, hence the same IR).
+
+:func:`trace_loop` traces a mechanism written with ``scan`` once for a *symbolic* iteration:
+the input vector is a :class:`SymbolicVector` (no length, no indexing), the size parameter is
+poisoned (any use refuses), and ``scan`` traces ``step`` once with fresh leaves for the element
+and for every state component.  The result, a :class:`LoopTrace`, splits the nodes into the
+prologue (before the loop: it cannot read the input), the body (one iteration over the leaves)
+and the epilogue (over fresh leaves standing for the final state).  Why a mechanism cannot be
+traced so is a :class:`NotALoop`.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from samplers.errors import LanguageError
+from samplers.lang.builder import Builder
+from samplers.lang.ir import FLOAT, INT, Node
+from samplers.lang.trace import Sym, lift, tracing
+
+STATE_RANGE = 2**40  # an integer state leaf ranges over [-2^40, 2^40]: no comparison with a constant folds
+
+
+class NotALoop(LanguageError):
+    """A mechanism that ``--every-n`` cannot trace as one symbolic loop iteration (and why)."""
+
+
+Step = Callable[[Any, tuple], tuple[Any, tuple]]
+
+
+def scan(xs: Any, step: Step, state: tuple = ()) -> tuple[tuple, tuple]:
+    """``out, state = step(q, state)`` for each ``q`` of ``xs`` in order; ``(outs, final state)``."""
+    if isinstance(xs, SymbolicVector):
+        return xs.scan(step, tuple(state))
+    outs = []
+    for q in xs:
+        out, state = step(q, state)
+        if out is not None:
+            outs.append(out)
+    return tuple(outs), state
+
+
+@dataclass
+class LoopTrace:
+    """One symbolic iteration of a mechanism's loop (node ids into ``nodes``).
+
+    ``state_in`` / ``state_out``: the state leaves before and the state values after the
+    iteration; ``init``: the initial state (prologue nodes or constants); ``out``: the
+    iteration's output (None: it outputs nothing); ``final``: leaves for the state after the
+    last iteration, read by the epilogue, whose outputs are ``results`` (empty when the
+    mechanism returns the iterations' outputs).  Nodes below ``body_start`` are the prologue,
+    from ``epilogue_start`` on the epilogue.
+    """
+
+    nodes: list[Node]
+    element: int
+    lo: int
+    hi: int
+    init: tuple[int, ...]
+    state_in: tuple[int, ...]
+    state_out: tuple[int, ...]
+    out: int | None
+    final: tuple[int, ...]
+    results: tuple[int, ...]
+    body_start: int
+    epilogue_start: int
+
+    @property
+    def leaves(self) -> set[int]:
+        """Leaves that stand for values, not draws (state before and after the loop)."""
+        return set(self.state_in) | set(self.final)
+
+
+class _Poisoned:
+    """The size parameter during a symbolic trace: any use of it refuses."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def _refuse(self, *_: Any) -> Any:
+        raise NotALoop(f"the mechanism reads the size parameter {self.name} outside the loop's length: "
+                       "a proof for every n needs a loop whose iteration does not depend on n")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __floordiv__ = __rfloordiv__ = __mod__ = __lt__ = __le__ = __gt__ = __ge__ = __index__ = __int__ = _refuse
+    __float__ = __bool__ = __neg__ = _refuse
+
+    def __eq__(self, other: object) -> bool:
+        return self._refuse()
+
+    __hash__ = object.__hash__
+
+
+class SymbolicVector:
+    """The input vector of a symbolic trace: only ``scan`` may read it, once."""
+
+    def __init__(self, builder: Builder, lo: int, hi: int, name: str) -> None:
+        self._b, self._lo, self._hi, self._name = builder, lo, hi, name
+        self.record: dict[str, Any] | None = None
+
+    def _refuse(self, *_: Any) -> Any:
+        raise NotALoop(f"{self._name} is not written with the loop construct: it reads the input vector "
+                       "outside samplers.lang.scan (a Python loop, an index, len, sum); --every-n needs "
+                       "one scan over the whole input")
+
+    __iter__ = __len__ = __getitem__ = __add__ = __radd__ = __mul__ = _refuse
+
+    def _leaf(self, value: Any, index: int) -> int:
+        b = self._b
+        float_kind = isinstance(value, float) or (isinstance(value, Sym) and b.nodes[value.id].kind == FLOAT)
+        if float_kind:
+            return b.continuous("laplace", 1.0)  # a real-valued placeholder; LoopTrace.leaves says it is state
+        node = b.nodes[lift(value)]
+        if node.bottom or node.kind != INT:
+            raise NotALoop(f"{self._name}: a loop state component is not a number")
+        return b.input(index, -STATE_RANGE, STATE_RANGE)
+
+    def scan(self, step: Step, state: tuple) -> tuple[tuple, tuple]:
+        if self.record is not None:
+            raise NotALoop(f"{self._name} scans its input twice: --every-n needs one loop")
+        b = self._b
+        init = tuple(lift(v, isinstance(v, float)) for v in state)
+        body_start = len(b.nodes)
+        element = b.input(0, self._lo, self._hi)
+        state_in = tuple(self._leaf(v, 1 + k) for k, v in enumerate(state))
+        twin = copy.deepcopy(b)
+        out, new = step(Sym(element), tuple(Sym(i) for i in state_in))
+        with tracing(twin):  # a second iteration, traced after the first: the same nodes, or hidden state
+            step(Sym(element), tuple(Sym(i) for i in state_in))
+        if twin.nodes != b.nodes:
+            raise NotALoop(f"{self._name}: the loop's step is not the same at every iteration (it keeps Python "
+                           "state between calls, e.g. an index): --every-n needs a step that is a function "
+                           "of its element and state only")
+        new = tuple(new)
+        if len(new) != len(state):
+            raise NotALoop(f"{self._name}: the loop's step returns {len(new)} state values for {len(state)}")
+        state_out = tuple(lift(v, b.nodes[s].kind == FLOAT) for v, s in zip(new, state_in))
+        out_id = None if out is None else lift(out, isinstance(out, float))
+        epilogue_start = len(b.nodes)
+        final = tuple(self._leaf(Sym(s), 1001 + k) for k, s in enumerate(state_in))
+        self.record = dict(init=init, state_in=state_in, state_out=state_out, out=out_id, final=final,
+                           element=element, body_start=body_start, epilogue_start=epilogue_start)
+        return _Outputs(), tuple(Sym(f) for f in final)
+
+
+class _Outputs(tuple):
+    """The iterations' outputs in a symbolic trace: returned as they are, or not at all."""
+
+
+def trace_loop(fn: Callable[..., Any], params: dict[str, Any], size_param: str | None, lo: int, hi: int,
+               name: str) -> LoopTrace:
+    """The symbolic iteration of ``fn`` (a mechanism's function) with ``params`` (see module doc)."""
+    b = Builder()
+    xs = SymbolicVector(b, lo, hi, name)
+    call = dict(params)
+    if size_param is not None:
+        call[size_param] = _Poisoned(size_param)
+    with tracing(b):
+        try:
+            result = fn(xs, **call)
+        except TypeError as e:
+            raise NotALoop(f"{name} cannot be traced for a symbolic iteration: {e}") from None
+        rec = xs.record
+        if rec is None:
+            raise NotALoop(f"{name} is not written with the loop construct (samplers.lang.scan): "
+                           "--every-n needs one scan over the whole input")
+        if isinstance(result, _Outputs):
+            if rec["out"] is None:
+                raise NotALoop(f"{name}: the loop outputs nothing and the mechanism returns its outputs")
+            results: tuple[int, ...] = ()
+        else:
+            items = list(result) if isinstance(result, (tuple, list)) else [result]
+            if any(isinstance(v, _Outputs) for v in items) or rec["out"] is not None:
+                raise NotALoop(f"{name} returns the loop's outputs together with other values: --every-n "
+                               "needs either the iterations' outputs or values computed after the loop")
+            results = tuple(lift(v, isinstance(v, float)) for v in items)
+    ends = rec["epilogue_start"]
+    late = [n for n in b.nodes[ends:] if any(rec["body_start"] <= a < ends for a in n.args)]
+    if late or any(rec["body_start"] <= r < ends for r in results):
+        raise NotALoop(f"{name}: values computed after the loop read one iteration's values: --every-n "
+                       "needs them to read the final state only")
+    for i in rec["init"]:
+        if i >= rec["body_start"]:
+            raise NotALoop(f"{name}: the loop's initial state is computed inside the loop")
+    return LoopTrace(nodes=list(b.nodes), lo=lo, hi=hi, results=results, **rec)
