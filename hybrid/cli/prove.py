@@ -28,6 +28,9 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=argtypes.delta, default=None,
                    help="with --eps: prove (eps, delta)-DP, delta in [0, 1] (e.g. 1e-5 or 1/1000): a proof "
                         "counts only when its delta at eps is at most this")
+    p.add_argument("--every-n", action="store_true",
+                   help="prove eps-DP for every input size n >= 1 (a mechanism written with the loop construct "
+                        "scan; the proof's argument: docs/proofs.md)")
     p.add_argument("--out", metavar="FILE", help="save the proof as JSON (re-check it with 'dphybrid certify FILE')")
     p.add_argument("--time-budget", type=argtypes.positive, default=DEFAULT_TIME_BUDGET, metavar="SECONDS",
                    help=f"time for all proof rules together (default {DEFAULT_TIME_BUDGET:g}); a rule it stops "
@@ -47,12 +50,12 @@ def run(args: argparse.Namespace) -> int:
     out = out_path(args.out) if args.out is not None else None  # checked before the work ('' names no file)
     program = mech.trace(**params)
     claim = None if args.eps is None else Fraction(args.eps)
-    found = prove(program, claim, delta=args.delta, time_budget=float(args.time_budget))
+    found = prove(program, claim, delta=args.delta, time_budget=float(args.time_budget), every_n=args.every_n)
     proved = isinstance(found, Proof)
     data: dict[str, Any] = {
         "mechanism": mech.name, "params": params_to_json(params), "eps": None if claim is None else float(claim),
         "delta": None if args.delta is None else float(args.delta),
-        "proved": proved, "proof": found.to_json() if proved else None,
+        "every_n": args.every_n, "proved": proved, "proof": found.to_json() if proved else None,
         "no_proof": [] if proved else [n.to_json() for n in found],
     }
     if proved and out is not None:
@@ -61,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(data)
     else:
-        _print(data, program.domain.describe(), args.eps, args.delta)
+        dom = program.domain
+        covered = f"every size n >= 1 (elements in {dom.lo[0]}..{dom.hi[0]})" if args.every_n else dom.describe()
+        _print(data, covered, args.eps, args.delta)
     return 0
 
 

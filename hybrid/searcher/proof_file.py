@@ -94,6 +94,13 @@ def recheck(data: dict[str, Any], source: str) -> dict[str, Any]:
     program = mech.trace(**params)
     problem = importlib.import_module(RULES[proof.rule]).confirm(program, proof)
     return {"kind": "proof-check", "file": source, "mechanism": mech.name, "params": params_to_json(params),
-            "domain": program.domain.describe(), "rule": proof.rule, "eps": data["eps"],
+            "domain": _covered(program, proof), "rule": proof.rule, "eps": data["eps"],
             "eps_upper": proof.eps_upper, "delta": number_json(proof.delta), "ratio": data.get("ratio"),
             "confirmed": problem is None, "problem": problem}
+
+
+def _covered(program: Program, proof: Proof) -> str:
+    """The inputs a proof covers: the traced domain, or every size for an every-n proof."""
+    if proof.rule != "every_n":
+        return program.domain.describe()
+    return f"every size n >= 1 (elements in {program.domain.lo[0]}..{program.domain.hi[0]})"

@@ -68,7 +68,7 @@ def _proved_level(sub: Program, info: dict[str, Any], complete: bool) -> Fractio
     from verifiers.prover.prove import RULES
 
     proof = read_proof(info["proof"])
-    if proof.rule not in RULES or proof.rule == "composition":
+    if proof.rule not in RULES or proof.rule in ("composition", "every_n"):
         return f"a part's proof is by {proof.rule!r}, not another registered rule"
     if info["rule"] != proof.rule:
         return f"a class says its proof is by the {info['rule']} rule, the proof is by {proof.rule}"

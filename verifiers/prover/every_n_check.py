@@ -114,6 +114,10 @@ def setting(program: Program, loop: LoopTrace) -> Setting:
             raise NoEveryN(f"node %{i} draws {n.op} noise: every-n proofs cover Laplace and exponential noise")
         if n.op in DRAWS:
             laws[i] = (n.op, Fraction(n.attr))
+    for s_in, s_out, init in zip(loop.state_in, loop.state_out, loop.init):
+        if loop.nodes[s_in].kind == FLOAT and not (_reads_noise(loop, s_out, set(laws))
+                                                   or _reads_noise(loop, init, set(laws))):
+            raise NoEveryN(f"state %{s_in} is a float without noise: numpy rounds it, z3 would read it exactly")
     rel, width = program.neighbours, loop.hi - loop.lo
     if isinstance(rel, OneDiffer):
         s = rel.sensitivity
@@ -123,6 +127,18 @@ def setting(program: Program, loop: LoopTrace) -> Setting:
     if isinstance(rel, (AllDiffer, Monotone)):
         return Setting(loop, laws, rel.sensitivity, None, rel.sensitivity, rel.name)
     raise NoEveryN(f"the neighbour relation {rel.name!r} has no per-element form")
+
+
+def _reads_noise(loop: LoopTrace, i: int, draws: set[int]) -> bool:
+    seen, todo = set(), [i]
+    while todo:
+        j = todo.pop()
+        if j in draws:
+            return True
+        if j not in seen:
+            seen.add(j)
+            todo.extend(loop.nodes[j].args)
+    return False
 
 
 class Frame:

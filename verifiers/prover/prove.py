@@ -37,16 +37,27 @@ RULES: dict[str, str] = {  # rule name -> module implementing attempt() and chec
     "alignment": "verifiers.prover.alignment",
     "gaussian": "verifiers.prover.gaussian",
     "composition": "verifiers.prover.composition",
+    "every_n": "verifiers.prover.every_n",  # only with every_n=True: a proof for every input size
 }
 DELTA_RULES = ("gaussian",)  # rules that prove (eps, delta(eps)) at a given eps
 
 
 def prove(program: Program, eps: Fraction | None = None, *, delta: Fraction | float | None = None,
-          rules: Sequence[str] | None = None, time_budget: float = 30.0) -> Proof | list[NoProof]:
+          rules: Sequence[str] | None = None, time_budget: float = 30.0,
+          every_n: bool = False) -> Proof | list[NoProof]:
     """The checked proof with the smallest eps (at most ``eps`` when given; pure DP first), else why not.
 
     ``delta`` (with ``eps``): the claim is (eps, delta)-DP; a proof whose delta exceeds it is no proof.
+    ``every_n``: a proof for every input size n >= 1 (the every_n rule alone); a mechanism not
+    written with the loop construct is a :class:`~verifiers.prover.every_n.NotEveryN`.
     """
+    if every_n:
+        from verifiers.prover.every_n import loop_of
+
+        if delta is not None:
+            raise ParameterError("every-n proofs are of pure eps-DP: no delta")
+        loop_of(program)  # NotEveryN when it is no scan loop
+        rules = ["every_n"]
     if delta is not None:
         if eps is None:
             raise ParameterError("a claimed delta needs a claimed eps: delta is a function of eps")
@@ -54,7 +65,7 @@ def prove(program: Program, eps: Fraction | None = None, *, delta: Fraction | fl
     failures: list[NoProof] = []
     best: Proof | None = None
     with deadline.time_limit(time_budget):
-        for name in rules or list(RULES):
+        for name in rules or [r for r in RULES if r != "every_n"]:
             rule = importlib.import_module(RULES[name])
             try:
                 found = rule.attempt(program, eps)
