@@ -1,0 +1,136 @@
+"""Proofs for every input size n (``prove(..., every_n=True)``, ``dphybrid prove --every-n``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from fractions import Fraction
+
+import pytest
+
+from hybrid.cli import main
+from samplers import catalogue
+from samplers.lang import ints, laplace as lap, mechanism, one_differ, scan
+from verifiers.prover import every_n
+from verifiers.prover.every_n import NotEveryN
+from verifiers.prover.proof import Proof
+from verifiers.prover.prove import prove
+
+
+def _prove(name, eps=None, **params):
+    mech = catalogue.get(name)
+    program = mech.trace(**params)
+    claim = None if eps is None else Fraction(eps)
+    return program, prove(program, claim, every_n=True)
+
+
+@pytest.mark.parametrize("name, params", [
+    ("noisy_hist1", {}), ("partialsum", {}), ("svt1", {}), ("svt1", {"c": 3}),
+    ("numerical_svt", {}), ("numerical_svt", {"c": 1}),
+])
+def test_proved_at_the_claim_for_every_n(name, params):
+    mech = catalogue.get(name)
+    claim = Fraction(mech.claimed_eps(**params))
+    program, found = _prove(name, claim, **params)
+    assert isinstance(found, Proof) and found.checked and found.rule == "every_n"
+    assert found.evidence["n"] == "every n >= 1"
+    assert Fraction(found.eps) <= claim
+    assert every_n.check(program, found) is None
+    # the proof does not depend on the n it was asked at
+    _, other = _prove(name, claim, **{**params, "n": 3})
+    assert Fraction(other.eps) == Fraction(found.eps)
+
+
+def test_svt4_every_n_level_is_not_below_its_true_level():
+    # svt4's true level is (1 + 6c)/4 eps (Lyu et al.); an every-n proof below it would be unsound
+    program, found = _prove("svt4", None, c=1)
+    true = Fraction(7, 4) * Fraction(0.1)
+    assert isinstance(found, Proof) and Fraction(found.eps) >= true * Fraction(999_999, 1_000_000)
+
+
+@pytest.mark.parametrize("name", ["svt3", "svt6"])
+def test_levels_growing_with_n_are_refused_and_given_in_n(name):
+    _, found = _prove(name, 0.1)
+    assert isinstance(found, list)
+    reason = found[0].reason
+    assert "n" in reason and "no constant eps covers every n" in reason and "1/20" in reason
+
+
+def test_not_written_with_the_loop_construct_is_a_specific_error():
+    program = catalogue.get("report_noisy_max1").trace()
+    with pytest.raises(NotEveryN, match="not written with the loop construct"):
+        prove(program, Fraction(1, 10), every_n=True)
+
+
+def test_cli_every_n(capsys, tmp_path):
+    out_file = tmp_path / "p.json"
+    assert main(["prove", "svt1", "--every-n", "--eps", "0.1", "--out", str(out_file)]) == 0
+    out, _ = capsys.readouterr()
+    assert "every size n >= 1" in out and "every_n rule" in out
+    assert main(["certify", str(out_file)]) == 0
+    out, _ = capsys.readouterr()
+    assert "confirmed" in out and "every size n >= 1" in out
+    assert main(["prove", "report_noisy_max1", "--every-n"]) == 2
+    _, err = capsys.readouterr()
+    assert len(err.strip().splitlines()) == 1 and "loop construct" in err
+
+
+def _tampered(found, edit):
+    ev = copy.deepcopy(found.evidence)
+    edit(ev)
+    return Proof(found.rule, found.mechanism, found.params, found.eps, ev)
+
+
+def _zero_shift(ev):
+    row = next(r for r in ev["rows"] if r["shifts"])
+    for s in row["shifts"].values():
+        s["const"] = "0"
+
+
+def _hide_row(ev):
+    row = next(r for r in ev["rows"] if r["shifts"])
+    row["feasible"] = False
+
+
+def _low_top(ev):
+    ev["top"] = "0"
+
+
+def _no_halt(ev):
+    ev["halt"] = -1
+
+
+def _cheap_threshold(ev):
+    for e in ev["prologue"]:
+        ev["prologue"][e] = "0"
+
+
+@pytest.mark.parametrize("edit", [_zero_shift, _hide_row, _low_top, _no_halt, _cheap_threshold])
+def test_the_checker_rejects_tampered_evidence(edit):
+    program, found = _prove("svt1", 0.1)
+    assert every_n.check(program, _tampered(found, edit)) is not None
+
+
+def test_the_checker_rejects_an_eps_below_the_cost():
+    program, found = _prove("svt1", 0.1)
+    low = Proof(found.rule, found.mechanism, found.params, Fraction(found.eps) / 2, found.evidence)
+    assert "above its eps" in every_n.check(program, low)
+
+
+@mechanism(domain=ints(lo=0, hi=10, size="n"), neighbours=one_differ)
+def _weak_hist(x, *, eps=0.1, n=4):
+    """Lap(eps) where Lap(1/eps) is due: level 1/eps."""
+    return scan(x, lambda q, s: (q + lap(eps), s))[0]
+
+
+def test_a_buggy_loop_is_proved_only_at_its_true_level(monkeypatch):
+    monkeypatch.setattr(every_n, "loop_of", lambda program: (_weak_hist, _loop(program)))
+    program = _weak_hist.trace()
+    found = prove(program, None, rules=["every_n"])
+    assert isinstance(found, Proof) and Fraction(found.eps) == 1 / Fraction(0.1)
+    assert isinstance(prove(program, Fraction(1, 10), rules=["every_n"]), list)
+
+
+def _loop(program):
+    from samplers.lang.loop import trace_loop
+    return trace_loop(_weak_hist.fn, dict(program.params), "n", 0, 10, "weak")
