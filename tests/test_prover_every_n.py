@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from fractions import Fraction
 
@@ -17,6 +18,11 @@ from verifiers.prover.proof import Proof
 from verifiers.prover.prove import prove
 
 
+@functools.cache
+def _proved(name, eps):
+    return _prove(name, eps)
+
+
 def _prove(name, eps=None, **params):
     mech = catalogue.get(name)
     program = mech.trace(**params)
@@ -26,7 +32,7 @@ def _prove(name, eps=None, **params):
 
 @pytest.mark.parametrize("name, params", [
     ("noisy_hist1", {}), ("partialsum", {}), ("svt1", {}), ("svt1", {"c": 3}),
-    ("numerical_svt", {}), ("numerical_svt", {"c": 1}),
+    ("numerical_svt", {}), ("numerical_svt", {"c": 1}), ("svt2", {}), ("svt2", {"c": 2}),
 ])
 def test_proved_at_the_claim_for_every_n(name, params):
     mech = catalogue.get(name)
@@ -93,11 +99,16 @@ def _hide_row(ev):
 
 
 def _low_top(ev):
-    ev["top"] = "0"
+    ev["top"] = "-1"
 
 
 def _no_halt(ev):
     ev["halt"] = -1
+
+
+def _no_halting_row(ev):
+    for r in ev["rows"]:
+        r["halts"] = False
 
 
 def _cheap_threshold(ev):
@@ -105,14 +116,15 @@ def _cheap_threshold(ev):
         ev["prologue"][e] = "0"
 
 
-@pytest.mark.parametrize("edit", [_zero_shift, _hide_row, _low_top, _no_halt, _cheap_threshold])
-def test_the_checker_rejects_tampered_evidence(edit):
-    program, found = _prove("svt1", 0.1)
+@pytest.mark.parametrize("edit", [_zero_shift, _hide_row, _low_top, _no_halt, _cheap_threshold, _no_halting_row])
+@pytest.mark.parametrize("name", ["svt1", "svt2"])
+def test_the_checker_rejects_tampered_evidence(edit, name):
+    program, found = _proved(name, 0.1)
     assert every_n.check(program, _tampered(found, edit)) is not None
 
 
 def test_the_checker_rejects_an_eps_below_the_cost():
-    program, found = _prove("svt1", 0.1)
+    program, found = _proved("svt1", 0.1)
     low = Proof(found.rule, found.mechanism, found.params, Fraction(found.eps) / 2, found.evidence)
     assert "above its eps" in every_n.check(program, low)
 

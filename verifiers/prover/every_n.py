@@ -28,8 +28,8 @@ from samplers.lang.exact import fraction_str
 from samplers.lang.ir import COMPARE, FLOAT, INT, Program
 from samplers.lang.loop import LoopTrace, NotALoop, trace_loop
 from verifiers.prover.every_n_check import (Bound, Frame, NoEveryN, Plan, Row, Setting, all_rows, bound,
-                                            counter_below, halted_holds, init_holds, row_feasible, row_holds,
-                                            setting, verify)
+                                            counter_below, halted_holds, init_holds, row_assumptions, row_feasible,
+                                            row_holds, setting, verify)
 from verifiers.prover.loop_z3 import Unencodable
 from verifiers.prover.proof import NoProof, Proof
 
@@ -39,7 +39,7 @@ MAX_PROLOGUE_PLANS = 64
 EVIDENCE = {
     "n": str, "neighbours": str, "element": [int], "unit": NAT, "sum_d": str,
     "prologue": Map(RATIONAL), "state": [{"mode": str, "k": RATIONAL}], "halt": int,
-    "rows": [{"outcomes": Map(NAT), "feasible": bool, "count": RATIONAL,
+    "rows": [{"outcomes": Map(NAT), "halts": bool, "feasible": bool, "count": RATIONAL,
               "shifts": Map({"const": RATIONAL, "d": RATIONAL})}],
     "counter": int, "start": RATIONAL, "top": RATIONAL,
     "epilogue": Map({"const": RATIONAL, "acc": RATIONAL}),
@@ -129,15 +129,14 @@ def _row_count(f: Frame, plan: Plan, row: Row, counter: int) -> Fraction | None:
     lt = f.st.loop
     x, _ = f.runs(plan, {})
     s = z3.Solver()
-    s.add(*f.assume, z3.Not(z3.BoolVal(False)) if plan.halt is None else z3.Not(x[plan.halt][1] != 0),
-          *[(x[c][1] != 0) == bool(v) for c, v in row.outcomes.items()])
+    s.add(*f.assume, *row_assumptions(f, plan, row, x))
     if s.check() != z3.sat:
         return None
     growth = _number(s.model().eval(x[lt.state_out[counter]][1] - x[lt.state_in[counter]][1],
                                     model_completion=True))
     if growth is None:
         return None
-    probe = Row(row.outcomes, row.shifts, True, growth)
+    probe = Row(row.outcomes, row.shifts, True, growth, row.halts)
     return growth if row_holds(f, Plan(plan.prologue, plan.state, plan.halt, counter=counter), probe) else None
 
 
@@ -154,7 +153,7 @@ def _top(f: Frame, plan: Plan, counter: int) -> Fraction | None:
     lt = f.st.loop
     x, _ = f.runs(plan, {})
     o = z3.Optimize()
-    o.add(*f.assume, z3.Not(x[plan.halt][1] != 0) if plan.halt is not None else z3.BoolVal(True))
+    o.add(*f.assume, *row_assumptions(f, plan, Row({}), x))
     h = o.maximize(x[lt.state_out[counter]][1])
     if o.check() != z3.sat:
         return None
@@ -195,10 +194,10 @@ def _halts(st: Setting) -> list[int | None]:
 
 def _plan_rows(f: Frame, plan: Plan, body: list[int]) -> str | None:
     """Fill the plan's rows, cheapest shifts first; the reason when a row keeps no template."""
-    for outcomes in all_rows(f.st.decisions()):
-        row = Row(outcomes)
+    for outcomes, halts in all_rows(f.st.decisions(), plan.halt):
+        row = Row(outcomes, halts=halts)
         if not row_feasible(f, plan, row):
-            plan.rows.append(Row(outcomes, {}, False))
+            plan.rows.append(Row(outcomes, {}, False, halts=halts))
             continue
         for choice in _options(f.st.u, f.st.laws, body, True):
             row.shifts = {e: s for e, s in choice.items() if s != (0, 0)}
@@ -206,7 +205,7 @@ def _plan_rows(f: Frame, plan: Plan, body: list[int]) -> str | None:
                 break
         else:
             return (f"no shift of the iteration's draws (k0 + k1 d_i, k0 in 0, +-u, +-2u, k1 in 0, +-1) keeps "
-                    f"its outputs and state on the outcomes {_label(outcomes)}")
+                    f"its outputs and state on the outcomes {_label(outcomes)}" + (" (halting)" if halts else ""))
         plan.rows.append(row)
     return None
 
@@ -300,7 +299,8 @@ def evidence(st: Setting, plan: Plan, b: Bound) -> dict[str, Any]:
         "prologue": {str(e): fs(k) for e, k in sorted(plan.prologue.items())},
         "state": [{"mode": m, "k": fs(k)} for m, k in plan.state],
         "halt": -1 if plan.halt is None else plan.halt,
-        "rows": [{"outcomes": {str(c): v for c, v in sorted(r.outcomes.items())}, "feasible": r.feasible,
+        "rows": [{"outcomes": {str(c): v for c, v in sorted(r.outcomes.items())}, "halts": r.halts,
+                  "feasible": r.feasible,
                   "count": fs(r.count),
                   "shifts": {str(e): {"const": fs(k0), "d": fs(k1)} for e, (k0, k1) in sorted(r.shifts.items())}}
                  for r in plan.rows],
@@ -314,7 +314,8 @@ def evidence(st: Setting, plan: Plan, b: Bound) -> dict[str, Any]:
 def _plan_from(ev: dict[str, Any]) -> Plan:
     F = Fraction
     rows = [Row({int(c): int(v) for c, v in r["outcomes"].items()},
-                {int(e): (F(s["const"]), F(s["d"])) for e, s in r["shifts"].items()}, r["feasible"], F(r["count"]))
+                {int(e): (F(s["const"]), F(s["d"])) for e, s in r["shifts"].items()}, r["feasible"], F(r["count"]),
+                r["halts"])
             for r in ev["rows"]]
     return Plan({int(e): F(k) for e, k in ev["prologue"].items()}, [(s["mode"], F(s["k"])) for s in ev["state"]],
                 None if ev["halt"] < 0 else ev["halt"], rows, None if ev["counter"] < 0 else ev["counter"],

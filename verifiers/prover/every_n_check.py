@@ -15,11 +15,12 @@ element, ``d``, the state, and the draws (z3, unsat of the negation):
 1. *init*: the initial states are related (and agree on halt);
 2. *rows*, for each outcome vector of the noisy comparisons: if the state is not halted and the
    run on ``x`` takes the row, the run on ``x'`` with shifted draws takes it too, outputs the
-   same, its new state is related again and agrees on halt, exponential draws stay in their
-   support, and the counter grows by the row's ``count`` (rows no input takes are checked to be so);
+   same, its new state is related again (unless the row *halts*: the new state is halted in both
+   runs) and agrees on halt, exponential draws stay in their support, and the counter grows by
+   the row's ``count`` (rows no input takes are checked to be so);
 3. *halted*: once halted (in both runs, any states), outputs agree without any shift and the
    state stays halted;
-4. *counter bound*: after a live iteration the counter is at most ``top``;
+4. *counter bound*: after a live iteration that does not halt the counter is at most ``top``;
 5. *epilogue*: with the final states related (the accumulator's difference anywhere in
    ``[-|k| S, |k| S]``, ``S`` the largest ``sum_i |d_i|`` of the relation), the results agree.
 
@@ -29,7 +30,7 @@ is injective with Jacobian 1 and ``P(M(x) in E) <= e^c P(M(x') in E)`` with ``c`
 cost :func:`bound` adds up: the prologue's ``sum |k| / b``, per live iteration at most
 ``gamma |d_i|`` on rows that leave the counter alone (their shifts are ``k1 d_i``) plus
 ``alpha`` per unit the counter grows, summed to ``gamma S + alpha (top - start)`` for every n,
-and the epilogue's cost.  Relations where every element may change (all_differ, monotone)
+the cost of the one halting iteration (the last live one), and the epilogue's cost.  Relations where every element may change (all_differ, monotone)
 have ``S = n s``: a positive ``gamma`` then gives a level growing with n, which is reported,
 never proved.
 """
@@ -90,6 +91,7 @@ class Row:
     shifts: dict[int, Shift2] = field(default_factory=dict)
     feasible: bool = True
     count: Fraction = Fraction(0)
+    halts: bool = False  # the iteration halts the run (its state needs no relation after it)
 
 
 @dataclass
@@ -239,8 +241,19 @@ def init_holds(f: Frame, plan: Plan) -> bool:
     return f.holds([], z3.And(*goals))
 
 
+def _after(f: Frame, plan: Plan, run: dict) -> Any:
+    """Whether a run is halted after the iteration (the halt predicate of its new state)."""
+    lt = f.st.loop
+    if plan.halt is None:
+        return z3.BoolVal(False)
+    vals = evaluate(lt.nodes, {s: run[o] for s, o in zip(lt.state_in, lt.state_out)}, lt.epilogue_start,
+                    lt.body_start, run)
+    return _halted(vals, plan.halt)
+
+
 def row_assumptions(f: Frame, plan: Plan, row: Row, x: dict) -> list[Any]:
-    return [z3.Not(_halted(x, plan.halt)), *[(x[c][1] != 0) == bool(v) for c, v in row.outcomes.items()]]
+    return [z3.Not(_halted(x, plan.halt)), _after(f, plan, x) == row.halts,
+            *[(x[c][1] != 0) == bool(v) for c, v in row.outcomes.items()]]
 
 
 def row_feasible(f: Frame, plan: Plan, row: Row) -> bool:
@@ -254,13 +267,9 @@ def row_holds(f: Frame, plan: Plan, row: Row) -> bool:
     goals = [(y[c][1] != 0) == bool(v) for c, v in row.outcomes.items()]
     if lt.out is not None:
         goals.append(same(x[lt.out], y[lt.out]))
-    goals += _related(f, plan, x, y, lt.state_in, lt.state_out, growth=True)
-    if plan.halt is not None:
-        halted_after = evaluate(lt.nodes, {s: x[o] for s, o in zip(lt.state_in, lt.state_out)},
-                                lt.epilogue_start, lt.body_start, x)
-        halted_after_y = evaluate(lt.nodes, {s: y[o] for s, o in zip(lt.state_in, lt.state_out)},
-                                  lt.epilogue_start, lt.body_start, y)
-        goals.append(_halted(halted_after, plan.halt) == _halted(halted_after_y, plan.halt))
+    if not row.halts:  # once both runs halt, their states need no relation (halted_holds)
+        goals += _related(f, plan, x, y, lt.state_in, lt.state_out, growth=True)
+    goals.append(_after(f, plan, y) == row.halts)
     for e, (k0, k1) in row.shifts.items():
         if f.st.laws[e][0] == "exponential":
             goals.append(real(k0) + real(k1) * z3.ToReal(f.d) >= 0)
@@ -273,11 +282,7 @@ def row_holds(f: Frame, plan: Plan, row: Row) -> bool:
 def halted_holds(f: Frame, plan: Plan) -> bool:
     lt = f.st.loop
     x, y = f.runs(plan, {}, free_state=True)
-    after_x = evaluate(lt.nodes, {s: x[o] for s, o in zip(lt.state_in, lt.state_out)}, lt.epilogue_start,
-                       lt.body_start, x)
-    after_y = evaluate(lt.nodes, {s: y[o] for s, o in zip(lt.state_in, lt.state_out)}, lt.epilogue_start,
-                       lt.body_start, y)
-    goals = [_halted(after_x, plan.halt), _halted(after_y, plan.halt)]
+    goals = [_after(f, plan, x), _after(f, plan, y)]
     if lt.out is not None:
         goals.append(same(x[lt.out], y[lt.out]))
     return f.holds([_halted(x, plan.halt), _halted(y, plan.halt)], z3.And(*goals))
@@ -287,7 +292,7 @@ def counter_below(f: Frame, plan: Plan, top: Fraction) -> bool:
     lt = f.st.loop
     x, _ = f.runs(plan, {})
     c_out = lt.state_out[plan.counter]
-    return f.holds([z3.Not(_halted(x, plan.halt))], x[c_out][1] <= real(top))
+    return f.holds([z3.Not(_halted(x, plan.halt)), z3.Not(_after(f, plan, x))], x[c_out][1] <= real(top))
 
 
 def epilogue_holds(f: Frame, plan: Plan) -> bool:
@@ -337,10 +342,14 @@ def bound(st: Setting, plan: Plan) -> Bound:
     prologue = sum((abs(k) / st.laws[e][1] for e, k in plan.prologue.items()), Fraction(0))
     gamma = alpha = Fraction(0)
     per_iteration = Fraction(0)
+    last = Fraction(0)  # the halting iteration's cost: paid once, halting is absorbing
     for row in plan.rows:
         if not row.feasible:
             continue
         full = sum(((abs(k0) + abs(k1) * st.u) / st.laws[e][1] for e, (k0, k1) in row.shifts.items()), Fraction(0))
+        if row.halts:
+            last = max(last, full)
+            continue
         if row.count < 0:
             raise NoEveryN("a row lowers the counter")
         if row.count > 0:
@@ -356,13 +365,15 @@ def bound(st: Setting, plan: Plan) -> Bound:
     counter_part = alpha * (max(plan.top, plan.start) - plan.start)
     if per_iteration > 0 or (gamma > 0 and st.total is None):
         grow = per_iteration + gamma * st.per_element
-        return Bound(prologue, gamma, alpha, epilogue, None, grow)
-    return Bound(prologue, gamma, alpha, epilogue, prologue + gamma * (st.total or 0) + counter_part + epilogue,
-                 Fraction(0))
+        return Bound(prologue, gamma, alpha, epilogue + last, None, grow)
+    return Bound(prologue, gamma, alpha, epilogue + last,
+                 prologue + gamma * (st.total or 0) + counter_part + epilogue + last, Fraction(0))
 
 
-def all_rows(decisions: list[int]) -> list[dict[int, int]]:
-    return [dict(zip(decisions, bits)) for bits in itertools.product((0, 1), repeat=len(decisions))]
+def all_rows(decisions: list[int], halt: int | None) -> list[tuple[dict[int, int], bool]]:
+    """Every outcome vector of the decisions, each with and without halting (with a halt predicate)."""
+    return [(dict(zip(decisions, bits)), halts) for bits in itertools.product((0, 1), repeat=len(decisions))
+            for halts in ((False, True) if halt is not None else (False,))]
 
 
 def verify(st: Setting, plan: Plan) -> str | None:
@@ -379,9 +390,9 @@ def verify(st: Setting, plan: Plan) -> str | None:
             return "the halt predicate is no body node, or the loop has an epilogue"
         if not init_holds(f, plan):
             return "the initial states are not related"
-        wanted = all_rows(st.decisions())
-        if sorted(map(sorted, (r.outcomes.items() for r in plan.rows))) != sorted(map(sorted, (
-                r.items() for r in wanted))):
+        wanted = all_rows(st.decisions(), plan.halt)
+        if sorted((sorted(r.outcomes.items()), r.halts) for r in plan.rows) != sorted(
+                (sorted(o.items()), h) for o, h in wanted):
             return "the rows are not every outcome vector of the iteration's noisy comparisons"
         for row in plan.rows:
             if any(st.part(e) != "body" for e in row.shifts):
