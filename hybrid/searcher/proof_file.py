@@ -101,6 +101,6 @@ def recheck(data: dict[str, Any], source: str) -> dict[str, Any]:
 
 def _covered(program: Program, proof: Proof) -> str:
     """The inputs a proof covers: the traced domain, or every size for an every-n proof."""
-    if proof.rule != "every_n":
+    if not proof.rule.startswith("every_n"):
         return program.domain.describe()
     return f"every size n >= 1 (elements in {program.domain.lo[0]}..{program.domain.hi[0]})"

@@ -70,7 +70,7 @@ def noisy_hist2(x, *, eps=0.1, n=5):
 
 
 def _noisy_max(x, eps, noise, value):
-    noisy = [xi + noise(2 / eps) for xi in x]
+    noisy = scan(x, lambda q, state: (q + noise(2 / eps), state))[0]
     return maximum(noisy) if value else argmax(noisy)
 
 

@@ -71,11 +71,12 @@ class LoopTrace:
     results: tuple[int, ...]
     body_start: int
     epilogue_start: int
+    reduce: tuple[str, Any, int] | None = None  # (argmax / max / min, its ties, its result leaf)
 
     @property
     def leaves(self) -> set[int]:
         """Leaves that stand for values, not draws (state before and after the loop)."""
-        return set(self.state_in) | set(self.final)
+        return set(self.state_in) | set(self.final) | ({self.reduce[2]} if self.reduce else set())
 
 
 class _Poisoned:
@@ -146,12 +147,29 @@ class SymbolicVector:
         epilogue_start = len(b.nodes)
         final = tuple(self._leaf(Sym(s), 1001 + k) for k, s in enumerate(state_in))
         self.record = dict(init=init, state_in=state_in, state_out=state_out, out=out_id, final=final,
-                           element=element, body_start=body_start, epilogue_start=epilogue_start)
-        return _Outputs(), tuple(Sym(f) for f in final)
+                           element=element, body_start=body_start, epilogue_start=epilogue_start, reduce=None)
+        return _Outputs(self), tuple(Sym(f) for f in final)
 
 
 class _Outputs(tuple):
-    """The iterations' outputs in a symbolic trace: returned as they are, or not at all."""
+    """The iterations' outputs in a symbolic trace: returned as they are, reduced once by
+    ``argmax`` / ``maximum`` / ``minimum`` (the reduction's result is a fresh leaf), or not at all."""
+
+    def __new__(cls, vector: "SymbolicVector") -> "_Outputs":
+        out = super().__new__(cls)
+        out.vector = vector
+        return out
+
+    def symbolic_reduce(self, op: str, attr: Any) -> Sym:
+        rec, b = self.vector.record, self.vector._b
+        if rec.get("reduce") is not None or rec["out"] is None:
+            raise NotALoop(f"{self.vector._name}: one reduction of the loop's outputs at most")
+        kind = b.nodes[rec["out"]].kind
+        leaf = b.input(2000, 0, 2**31) if op == "argmax" else b.continuous("laplace", 1.0)
+        if op != "argmax" and kind != FLOAT:
+            raise NotALoop(f"{self.vector._name}: {op} of integer outputs has no every-n rule")
+        rec["reduce"] = (op, attr, leaf)
+        return Sym(leaf)
 
 
 def trace_loop(fn: Callable[..., Any], params: dict[str, Any], size_param: str | None, lo: int, hi: int,
@@ -177,7 +195,9 @@ def trace_loop(fn: Callable[..., Any], params: dict[str, Any], size_param: str |
             results: tuple[int, ...] = ()
         else:
             items = list(result) if isinstance(result, (tuple, list)) else [result]
-            if any(isinstance(v, _Outputs) for v in items) or rec["out"] is not None:
+            reduced = (rec["reduce"] is not None and len(items) == 1 and isinstance(items[0], Sym)
+                       and items[0].id == rec["reduce"][2])
+            if not reduced and (any(isinstance(v, _Outputs) for v in items) or rec["out"] is not None):
                 raise NotALoop(f"{name} returns the loop's outputs together with other values: --every-n "
                                "needs either the iterations' outputs or values computed after the loop")
             results = tuple(lift(v, isinstance(v, float)) for v in items)

@@ -267,6 +267,8 @@ def maximum(*vals: Value) -> Sym:
 
 
 def _fold(op: str, vals: Sequence[Value]) -> Sym:
+    if len(vals) == 1 and hasattr(vals[0], "symbolic_reduce"):  # a loop's outputs, traced symbolically
+        return vals[0].symbolic_reduce(op, None)
     if len(vals) == 1 and isinstance(vals[0], (list, tuple)):
         vals = tuple(vals[0])
     if not vals:
@@ -284,6 +286,8 @@ def clamp(v: Value, lo: int | float, hi: int | float) -> Sym:
 
 def argmax(vals: Sequence[Value], ties: str = "first") -> Sym:
     """Index (0-based) of the largest value; ties broken by lowest index or uniformly."""
+    if hasattr(vals, "symbolic_reduce"):  # a loop's outputs, traced symbolically (samplers.lang.loop)
+        return vals.symbolic_reduce("argmax", ties)
     vals = list(vals)
     float_context = any(isinstance(v, float) or (isinstance(v, Sym) and v.node.kind == FLOAT) for v in vals)
     return Sym(_builder().emit("argmax", [lift(v, float_context) for v in vals], ties))

@@ -125,9 +125,9 @@ def _where(program: Program, outputs: list[int]) -> str:
 
 def _sub_proof(sub: Program) -> tuple[Fraction, dict[str, Any]] | NoProof:
     """The level another rule proves (checker-confirmed) for a part that draws continuous noise."""
-    from verifiers.prover.prove import RULES, prove
+    from verifiers.prover.prove import EVERY_N_RULES, RULES, prove
 
-    others = [r for r in RULES if r not in (RULE, "every_n")]  # a part is proved at its own size
+    others = [r for r in RULES if r not in (RULE, *EVERY_N_RULES)]  # a part is proved at its own size
     if not others:
         return NoProof("a part draws continuous noise and no other proof rule is registered to prove it", rule=RULE)
     found = prove(sub, rules=others)

@@ -65,10 +65,10 @@ def _cut(program: Program, outputs: list[int], inputs: list[int], candidates: li
 def _proved_level(sub: Program, info: dict[str, Any], complete: bool) -> Fraction | str:
     """A continuous part's level: its sub-proof re-checked on ``sub`` by that rule's checker, or by
     its complete re-check (``confirm``, every condition) when ``complete``."""
-    from verifiers.prover.prove import RULES
+    from verifiers.prover.prove import EVERY_N_RULES, RULES
 
     proof = read_proof(info["proof"])
-    if proof.rule not in RULES or proof.rule in ("composition", "every_n"):
+    if proof.rule not in RULES or proof.rule in ("composition", *EVERY_N_RULES):
         return f"a part's proof is by {proof.rule!r}, not another registered rule"
     if info["rule"] != proof.rule:
         return f"a class says its proof is by the {info['rule']} rule, the proof is by {proof.rule}"

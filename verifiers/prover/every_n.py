@@ -270,6 +270,8 @@ def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
     """Prove ``eps``-DP for every n (``eps=None``: the smallest level the templates reach)."""
     try:
         _, loop = loop_of(program)
+        if loop.reduce is not None:
+            return NoProof(f"the loop's outputs are reduced by {loop.reduce[0]} (the every_n_reduce rule)", RULE)
         st = setting(program, loop)
         found = synthesise(st, eps)
     except NotEveryN as e:

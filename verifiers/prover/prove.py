@@ -37,8 +37,10 @@ RULES: dict[str, str] = {  # rule name -> module implementing attempt() and chec
     "alignment": "verifiers.prover.alignment",
     "gaussian": "verifiers.prover.gaussian",
     "composition": "verifiers.prover.composition",
-    "every_n": "verifiers.prover.every_n",  # only with every_n=True: a proof for every input size
+    "every_n": "verifiers.prover.every_n",  # these two only with every_n=True: a proof for every input size
+    "every_n_reduce": "verifiers.prover.every_n_reduce",
 }
+EVERY_N_RULES = ("every_n", "every_n_reduce")
 DELTA_RULES = ("gaussian",)  # rules that prove (eps, delta(eps)) at a given eps
 
 
@@ -48,7 +50,7 @@ def prove(program: Program, eps: Fraction | None = None, *, delta: Fraction | fl
     """The checked proof with the smallest eps (at most ``eps`` when given; pure DP first), else why not.
 
     ``delta`` (with ``eps``): the claim is (eps, delta)-DP; a proof whose delta exceeds it is no proof.
-    ``every_n``: a proof for every input size n >= 1 (the every_n rule alone); a mechanism not
+    ``every_n``: a proof for every input size n >= 1 (the every-n rules alone); a mechanism not
     written with the loop construct is a :class:`~verifiers.prover.every_n.NotEveryN`.
     """
     if every_n:
@@ -57,7 +59,7 @@ def prove(program: Program, eps: Fraction | None = None, *, delta: Fraction | fl
         if delta is not None:
             raise ParameterError("every-n proofs are of pure eps-DP: no delta")
         loop_of(program)  # NotEveryN when it is no scan loop
-        rules = ["every_n"]
+        rules = list(EVERY_N_RULES)
     if delta is not None:
         if eps is None:
             raise ParameterError("a claimed delta needs a claimed eps: delta is a function of eps")
@@ -65,7 +67,7 @@ def prove(program: Program, eps: Fraction | None = None, *, delta: Fraction | fl
     failures: list[NoProof] = []
     best: Proof | None = None
     with deadline.time_limit(time_budget):
-        for name in rules or [r for r in RULES if r != "every_n"]:
+        for name in rules or [r for r in RULES if r not in EVERY_N_RULES]:
             rule = importlib.import_module(RULES[name])
             try:
                 found = rule.attempt(program, eps)
