@@ -12,6 +12,7 @@ import pytest
 
 from hybrid.cli import main
 from samplers import catalogue
+from samplers.lang import exponential as exp_noise
 from samplers.lang import ints, laplace as lap, mechanism, one_differ, scan
 from verifiers.prover import every_n
 from verifiers.prover.every_n import NotEveryN
@@ -160,3 +161,24 @@ def test_a_buggy_loop_is_proved_only_at_its_true_level(monkeypatch):
 def _loop(program):
     from samplers.lang.loop import trace_loop
     return trace_loop(_weak_hist.fn, dict(program.params), "n", 0, 10, "weak")
+
+
+@mechanism(domain=ints(lo=0, hi=10, size="n"), neighbours=one_differ)
+def _exp_threshold(x, *, eps=0.1, n=4):
+    """An exponential threshold shifted down would leave its support."""
+    def step(q, state):
+        (rho,) = state
+        return q + lap(1 / eps) >= rho, state
+    return scan(x, step, (exp_noise(1 / eps),))[0]
+
+
+def test_an_exponential_prologue_draw_shifted_down_is_rejected(monkeypatch):
+    from samplers.lang.loop import trace_loop
+    from verifiers.prover.every_n_check import Plan, init_holds, setting, Frame
+    program = _exp_threshold.trace()
+    loop = trace_loop(_exp_threshold.fn, dict(program.params), "n", 0, 10, "exp")
+    st = setting(program, loop)
+    f = Frame(st)
+    (e,) = st.draws("prologue")
+    assert init_holds(f, Plan({e: Fraction(1)}, [("delta", Fraction(1))]))
+    assert not init_holds(f, Plan({e: Fraction(-1)}, [("delta", Fraction(-1))]))

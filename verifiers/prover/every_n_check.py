@@ -12,7 +12,8 @@ on ``x`` and ``x'``: every state component differs by a constant ``delta``, or i
 ``count >= c``) ends the live iterations.  The conditions, each for every value of the
 element, ``d``, the state, and the draws (z3, unsat of the negation):
 
-1. *init*: the initial states are related (and agree on halt);
+1. *init*: the initial states are related (and agree on halt); exponential prologue draws are
+   shifted up only (they stay in their support);
 2. *rows*, for each outcome vector of the noisy comparisons: if the state is not halted and the
    run on ``x`` takes the row, the run on ``x'`` with shifted draws takes it too, outputs the
    same, its new state is related again (unless the row *halts*: the new state is halted in both
@@ -238,6 +239,7 @@ def init_holds(f: Frame, plan: Plan) -> bool:
     goals = [y[i][1] == x[i][1] + (real(k) if mode == "delta" else 0)
              for i, (mode, k) in zip(lt.init, plan.state)]
     goals.append(_halted(at_x, plan.halt) == _halted(at_y, plan.halt))
+    goals += [real(k) >= 0 for e, k in plan.prologue.items() if f.st.laws[e][0] == "exponential"]  # support
     return f.holds([], z3.And(*goals))
 
 
