@@ -182,3 +182,26 @@ def test_an_exponential_prologue_draw_shifted_down_is_rejected(monkeypatch):
     (e,) = st.draws("prologue")
     assert init_holds(f, Plan({e: Fraction(1)}, [("delta", Fraction(1))]))
     assert not init_holds(f, Plan({e: Fraction(-1)}, [("delta", Fraction(-1))]))
+
+
+@mechanism(domain=ints(lo=0, hi="n", size="n"), neighbours=one_differ)
+def _range_in_n(x, *, eps=0.1, n=4):
+    return scan(x, lambda q, s: (q + lap(1 / eps), s))[0]
+
+
+def test_an_element_range_depending_on_n_is_refused(monkeypatch):
+    monkeypatch.setattr("samplers.plain.resolve", lambda name: _range_in_n)
+    with pytest.raises(NotEveryN, match="range depends on the size parameter"):
+        prove(_range_in_n.trace(), None, every_n=True)
+
+
+def test_a_proof_file_round_trip_and_a_tampered_eps(capsys, tmp_path):
+    out_file = tmp_path / "p.json"
+    assert main(["prove", "report_noisy_max1", "--every-n", "--out", str(out_file)]) == 0
+    assert main(["certify", str(out_file)]) == 0
+    data = json.loads(out_file.read_text())
+    data["eps"], data["eps_upper"] = "1/20", 0.05
+    out_file.write_text(json.dumps(data))
+    assert main(["certify", str(out_file)]) != 0
+    out, _ = capsys.readouterr()
+    assert "REJECTED" in out and "above its eps" in out

@@ -99,6 +99,11 @@ class _Poisoned:
     __hash__ = object.__hash__
 
 
+def poisoned(name: str) -> Any:
+    """A stand-in for the size parameter ``name`` that refuses every use (:class:`NotALoop`)."""
+    return _Poisoned(name)
+
+
 class SymbolicVector:
     """The input vector of a symbolic trace: only ``scan`` may read it, once."""
 

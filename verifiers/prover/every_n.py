@@ -26,7 +26,7 @@ from samplers.errors import DPHybridError, LanguageError
 from samplers.json_shape import NAT, RATIONAL, Map
 from samplers.lang.exact import fraction_str
 from samplers.lang.ir import COMPARE, FLOAT, INT, Program
-from samplers.lang.loop import LoopTrace, NotALoop, trace_loop
+from samplers.lang.loop import LoopTrace, NotALoop, poisoned, trace_loop
 from verifiers.prover.every_n_check import (Bound, Frame, NoEveryN, Plan, Row, Setting, all_rows, bound,
                                             counter_below, halted_holds, init_holds, row_assumptions, row_feasible,
                                             row_holds, setting, verify)
@@ -67,6 +67,15 @@ def loop_of(program: Program) -> tuple[Any, LoopTrace]:
     if len(set(dom.lo)) != 1 or len(set(dom.hi)) != 1:
         raise NotEveryN(f"{program.name}: --every-n needs one range for every element of the input")
     size = mech.domain_spec.size
+    spec = mech.domain_spec
+    if isinstance(size, str) and any(b == size or (isinstance(b, (list, tuple)) and size in b)
+                                      for b in (spec.lo, spec.hi)):
+        raise NotEveryN(f"{program.name}: the elements' range depends on the size parameter {size}")
+    if callable(mech.neighbours_spec) and isinstance(size, str):
+        try:
+            mech.neighbours_spec({**dict(program.params), size: poisoned(size)})
+        except NotALoop:
+            raise NotEveryN(f"{program.name}: the neighbour relation depends on the size parameter {size}") from None
     try:
         loop = trace_loop(mech.fn, dict(program.params), size if isinstance(size, str) else None,
                           dom.lo[0], dom.hi[0], program.name)

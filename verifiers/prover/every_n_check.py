@@ -45,6 +45,7 @@ from typing import Any
 
 import z3
 
+from samplers import deadline
 from samplers.lang.ir import COMPARE, FLOAT, Program
 from samplers.lang.loop import LoopTrace
 from samplers.lang.neighbours import AllDiffer, Monotone, OneDiffer, ReplaceOne
@@ -204,6 +205,7 @@ class Frame:
 
     def holds(self, extra: list[Any], goal: Any) -> bool:
         """Whether ``goal`` holds whenever the frame's and the ``extra`` assumptions do."""
+        deadline.check("while discharging every-n conditions")
         s = z3.Solver()
         s.set("timeout", 20000)
         s.add(*self.assume, *extra, z3.Not(goal))

@@ -23,6 +23,7 @@ from typing import Any
 
 import z3
 
+from samplers import deadline
 from samplers.lang.exact import fraction_str
 from samplers.json_shape import NAT, RATIONAL, Map
 from samplers.lang.ir import Program
@@ -80,6 +81,7 @@ def _pair_holds(st: Setting, op: str, winner: Shifts, other: Shifts) -> bool:
              z3.Implies(wx[1] > jx[1], wy[1] > jy[1]), z3.Implies(wx[1] >= jx[1], wy[1] >= jy[1])]
     if op == "max":
         goals.append(wy[1] == wx[1])
+    deadline.check("while discharging every-n conditions")
     s = z3.Solver()
     s.set("timeout", 20000)
     s.add(*assume, z3.Not(z3.And(*goals)))
