@@ -47,13 +47,13 @@ def _prove_in_order(program: Program, budget: float, first: Sequence[str]) -> An
     """:func:`verifiers.prover.prove.prove` with the rules ``first`` first, the others only when those
     prove nothing, all within ``budget`` seconds."""
     from verifiers.prover.proof import NoProof, Proof
-    from verifiers.prover.prove import RULES, prove
+    from verifiers.prover.prove import per_n_rules, prove
 
     if not first:
         return prove(program, time_budget=budget)
     start = time.perf_counter()
     found = prove(program, rules=first, time_budget=budget)
-    rest = [r for r in RULES if r not in first]
+    rest = [r for r in per_n_rules() if r not in first]
     if isinstance(found, Proof) or not rest:
         return found
     left = budget - (time.perf_counter() - start)

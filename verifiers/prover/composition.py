@@ -21,7 +21,7 @@ inputs renumbered), swept by an exact backend reached through
 ``e^eps`` is an exact ratio too (``Proof.ratio``), and ``eps`` its sound upper end.
 
 A part that draws continuous noise has no exact level; the other rules of
-:data:`verifiers.prover.prove.RULES` prove it instead (their checker-confirmed pure
+:data:`verifiers.prover.prove.per_n_rules` prove it instead (their checker-confirmed pure
 eps-DP proof, kept in the evidence), so ``noisy_hist1`` is one Laplace part proved once.
 Such levels compose with the exact ones by max or sum in eps; the proof then has no
 exact ratio, only its sound ``eps``.
@@ -125,9 +125,9 @@ def _where(program: Program, outputs: list[int]) -> str:
 
 def _sub_proof(sub: Program) -> tuple[Fraction, dict[str, Any]] | NoProof:
     """The level another rule proves (checker-confirmed) for a part that draws continuous noise."""
-    from verifiers.prover.prove import EVERY_N_RULES, RULES, prove
+    from verifiers.prover.prove import per_n_rules, prove
 
-    others = [r for r in RULES if r not in (RULE, *EVERY_N_RULES)]  # a part is proved at its own size
+    others = [r for r in per_n_rules() if r != RULE]  # a part is proved at its own size
     if not others:
         return NoProof("a part draws continuous noise and no other proof rule is registered to prove it", rule=RULE)
     found = prove(sub, rules=others)

@@ -44,6 +44,11 @@ EVERY_N_RULES = ("every_n", "every_n_reduce")
 DELTA_RULES = ("gaussian",)  # rules that prove (eps, delta(eps)) at a given eps
 
 
+def per_n_rules() -> list[str]:
+    """The rules :func:`prove` tries by default: proofs at the traced size (not the every-n ones)."""
+    return [r for r in RULES if r not in EVERY_N_RULES]
+
+
 def prove(program: Program, eps: Fraction | None = None, *, delta: Fraction | float | None = None,
           rules: Sequence[str] | None = None, time_budget: float = 30.0,
           every_n: bool = False) -> Proof | list[NoProof]:
@@ -67,7 +72,7 @@ def prove(program: Program, eps: Fraction | None = None, *, delta: Fraction | fl
     failures: list[NoProof] = []
     best: Proof | None = None
     with deadline.time_limit(time_budget):
-        for name in rules or [r for r in RULES if r not in EVERY_N_RULES]:
+        for name in rules or per_n_rules():
             rule = importlib.import_module(RULES[name])
             try:
                 found = rule.attempt(program, eps)
