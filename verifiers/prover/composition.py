@@ -21,7 +21,7 @@ inputs renumbered), swept by an exact backend reached through
 ``e^eps`` is an exact ratio too (``Proof.ratio``), and ``eps`` its sound upper end.
 
 A part that draws continuous noise has no exact level; the other rules of
-:data:`verifiers.prover.prove.per_n_rules` prove it instead (their checker-confirmed pure
+:func:`verifiers.prover.prove.per_n_rules` prove it instead (their checker-confirmed pure
 eps-DP proof, kept in the evidence), so ``noisy_hist1`` is one Laplace part proved once.
 Such levels compose with the exact ones by max or sum in eps; the proof then has no
 exact ratio, only its sound ``eps``.
