@@ -123,22 +123,49 @@ def test_sum_of_queries_moves_by_n_under_increasing():
     assert isinstance(p, Proof) and p.checked and p.eps == 1  # all three up by one: 3 / b
 
 
-def test_monotone_sparse_vector_gets_the_all_differ_alignment():
-    """Lyu et al.'s SVT with monotone queries (threshold Lap(2/eps), queries Lap(2c/eps); CheckDP's
-    svt_increasing) is eps-DP by an alignment chosen per direction; the prover's one alignment for
-    the whole union proves what it proves under all_differ, a superset of the monotone pairs
-    (3/2 at c = 1), and refuses the claim eps with its reason."""
+def _svt_over(rel, n=4):
     from samplers.catalogue.continuous import _sparse_vector
 
-    def svt_over(rel):
-        @mechanism(domain=ints(lo=-5, hi=5, size=4), neighbours=rel, name="svt_increasing")
-        def svt(x, *, eps=1, c=1, T=0):
-            return _sparse_vector(x, T=T, c=c, threshold_scale=2 / eps, query_scale=2 * c / eps)
-        return svt.trace()
-    p = prove(svt_over(increasing))
-    assert isinstance(p, Proof) and p.checked and p.eps == prove(svt_over(all_differ)).eps == Fraction(3, 2)
-    no = prove(svt_over(increasing), Fraction(1))
-    assert isinstance(no, list) and "no alignment within the claim 1" in no[0].reason
+    @mechanism(domain=ints(lo=-5, hi=5, size=n), neighbours=rel, name="svt_increasing")
+    def svt(x, *, eps=1, c=1, T=0):
+        return _sparse_vector(x, T=T, c=c, threshold_scale=2 / eps, query_scale=2 * c / eps)
+    return svt.trace()
+
+
+def test_monotone_sparse_vector_gets_one_alignment_per_box():
+    """Lyu et al.'s SVT with monotone queries (threshold Lap(2/eps), queries Lap(2c/eps); CheckDP's
+    svt_increasing) is eps-DP by an alignment chosen per direction: when x' is x increased the
+    threshold moves by 1 and the answer above by 1 + d_i (cost eps/2 + eps/2), when decreased
+    the threshold stays and the answer above moves by d_i (eps/2).  One alignment for both boxes
+    proves only what all_differ gives (3/2 at c = 1)."""
+    p = prove(_svt_over(increasing))
+    assert isinstance(p, Proof) and p.checked and p.eps == 1
+    assert prove(_svt_over(all_differ)).eps == Fraction(3, 2)
+    assert {path["box"] for path in p.evidence["paths"]} == {"x >= x'", "x <= x'"}
+    assert isinstance(prove(_svt_over(decreasing), Fraction(1)), Proof)
+    assert isinstance(prove(_svt_over(increasing), Fraction(99, 100)), list)
+
+
+def test_checker_holds_each_box_to_its_own_pairs():
+    """The boxes' paths swapped (each box aligned as the other), or one box's paths dropped, or a
+    box on a relation that has none: the independent checker refuses."""
+    from dataclasses import replace
+
+    from verifiers.prover import alignment
+
+    program = _svt_over(increasing)
+    proof = alignment.attempt(program, None)
+    assert alignment.confirm(program, proof) is None
+    other = {"x >= x'": "x <= x'", "x <= x'": "x >= x'"}
+    swapped = [{**q, "box": other[q["box"]]} for q in proof.evidence["paths"]]
+    assert alignment.confirm(program, replace(proof, evidence={**proof.evidence, "paths": swapped})) is not None
+    one = [q for q in proof.evidence["paths"] if q["box"] == "x >= x'"]
+    assert "box" in alignment.confirm(program, replace(proof, evidence={**proof.evidence, "paths": one}))
+    every = _svt_over(all_differ)
+    boxed = replace(alignment.attempt(every, None), mechanism=every.name)
+    boxed = replace(boxed, evidence={**boxed.evidence, "paths": [{**q, "box": "x >= x'"}
+                                                                 for q in boxed.evidence["paths"]]})
+    assert "box" in alignment.check(every, boxed)
 
 
 def test_gaussian_sensitivity_under_increasing():

@@ -121,7 +121,8 @@ def test_checker_z3_part_alone_rejects_a_wrong_shift():
 
     program = _program("report_noisy_max1", n=3)
     proof = alignment.attempt(program, None)
-    eps, paths = alignment_check._read(proof)
+    eps, groups = alignment_check._read(proof)
+    paths = groups[None]
     assert alignment_check.check_z3(program, eps, paths) is None
     wrong = [(dec, {e: (s[0] - 1, *s[1:]) for e, s in shifts.items()}) for dec, shifts in paths]
     assert alignment_check.check_z3(program, eps, wrong) is not None

@@ -204,10 +204,10 @@ def test_the_checker_rejects_a_shift_that_misreads_the_clamp():
     program = _traced("clipped_histogram")
     proof = alignment.attempt(program, None)
     assert isinstance(proof, Proof) and alignment_check.check(program, proof) is None
-    eps, paths = alignment_check._read(proof)
+    eps, groups = alignment_check._read(proof)
     halved = [(dec, {e: (s[0], s[1], {k: c / 2 for k, c in s[2].items()}) for e, s in shifts.items()})
-              for dec, shifts in paths]
-    assert alignment_check.check_runs(program, eps, halved) is not None
+              for dec, shifts in groups[None]]
+    assert alignment_check.check_runs(program, eps, {None: halved}) is not None
     assert alignment_check.check_z3(program, eps, halved) is not None
     noisy = next(i for i, n in enumerate(program.nodes) if n.op == "laplace")
     evidence = {**proof.evidence, "paths": [{**p, "shifts": {e: {**s, "w": {str(noisy): "1"}}

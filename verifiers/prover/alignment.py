@@ -11,6 +11,10 @@ cost ``sum |a_e| / b_e`` (Laplace scale ``b``; exponential noise: ``a_e / b_e`` 
 declared domain for replace_one); the proof covers the declared domain
 (:meth:`verifiers.prover.neighbourhood.Differences.covers` says why not more).
 
+Under ``increasing`` / ``decreasing`` every pair's difference lies in one of two boxes
+(``d >= 0`` or ``d <= 0``), and each box gets its own alignment per path (its evidence
+says which: ``"box"``), as CheckDP aligns the two directions of a monotone query apart.
+
 ``attempt(program, None)`` proves the largest path cost (exact, a Fraction: scales at
 their exact binary value); ``attempt(program, eps)`` proves ``eps`` or says which path
 and which draw or decision stopped it.  :func:`confirm` re-checks a proof nobody vouches
@@ -43,7 +47,7 @@ RATIO = False  # the level is eps itself, exact
 SHIFT = {"const": RATIONAL, "d": Map(RATIONAL), "w?": Map(RATIONAL)}  # a shift's JSON (shift_json)
 EVIDENCE = {  # the evidence's shape, as a proof file must have it (verifiers.prover.proof_json)
     "covers": str, "neighbours": str, "draws": Map({"law": str, "scale": RATIONAL}), "eps": RATIONAL,
-    "paths": [{"decisions": Map(NAT), "shifts": Map(SHIFT), "alignment": [str], "cost": RATIONAL}],
+    "paths": [{"decisions": Map(NAT), "shifts": Map(SHIFT), "alignment": [str], "cost": RATIONAL, "box?": str}],
     "z3": {"conditions": NAT, "distinct_queries": NAT, "answers": [str]},
 }
 
@@ -68,7 +72,8 @@ def _path_label(decisions: dict[int, int]) -> str:
 
 
 def synthesise(program: Program, eps: Fraction | None) -> tuple[list[dict], Fraction, Any] | NoProof:
-    """Per path shifts and costs, the proved level and the laws (or why not)."""
+    """Per path (and per box of a monotone relation) shifts and costs, the proved level and the
+    laws (or why not)."""
     try:
         laws = noise_laws(program)
         diffs = differences(program)
@@ -76,24 +81,26 @@ def synthesise(program: Program, eps: Fraction | None) -> tuple[list[dict], Frac
         if gauss:
             return NoProof("Gaussian noise: a shift has unbounded privacy loss, no pure eps-DP "
                            "(the gaussian rule proves (eps, delta))", RULE, f"draw eta_{gauss[0]}")
-        syn = Synthesiser(laws, diffs)
+        boxes = diffs.boxes()
+        synths = [Synthesiser(laws, box) for box in boxes]
         found: list[dict] = []
         worst = Fraction(0)
         for path in paths(program):
-            try:
-                al = syn.align(path, limit=eps, enough=max(worst, eps or worst))
-            except Stuck as exc:
-                return NoProof(exc.reason, RULE, f"path {_path_label(path.decisions)}: {exc.where}")
-            if eps is not None and al.cost > eps:
-                return NoProof(f"no alignment within the claim {fraction_str(eps)} (~{float(eps):.6g}) on this path: "
-                               f"the search, pruned at the claim, ended at one costing {fraction_str(al.cost)} "
-                               f"(~{float(al.cost):.6g})", RULE,
-                               f"path {_path_label(path.decisions)}")
-            if al.cost == math.inf:  # a noise-free value whose change between neighbours has no bound
-                return NoProof("no alignment of finite cost: a value without noise changes without bound between "
-                               "neighbours (over every integer input)", RULE, f"path {_path_label(path.decisions)}")
-            worst = max(worst, al.cost)
-            found.append({"path": path, "shifts": al.shifts, "cost": al.cost})
+            for box, syn in zip(boxes, synths):
+                where = f"path {_path_label(path.decisions)}" + (f", pairs with {box.box}" if box.box else "")
+                try:
+                    al = syn.align(path, limit=eps, enough=max(worst, eps or worst))
+                except Stuck as exc:
+                    return NoProof(exc.reason, RULE, f"{where}: {exc.where}")
+                if eps is not None and al.cost > eps:
+                    return NoProof(f"no alignment within the claim {fraction_str(eps)} (~{float(eps):.6g}) on this "
+                                   f"path: the search, pruned at the claim, ended at one costing "
+                                   f"{fraction_str(al.cost)} (~{float(al.cost):.6g})", RULE, where)
+                if al.cost == math.inf:  # a noise-free value whose change between neighbours has no bound
+                    return NoProof("no alignment of finite cost: a value without noise changes without bound "
+                                   "between neighbours (over every integer input)", RULE, where)
+                worst = max(worst, al.cost)
+                found.append({"path": path, "shifts": al.shifts, "cost": al.cost, "box": box})
     except Unsupported as exc:
         where = f"node {exc.node}" if exc.node is not None else ""
         return NoProof(exc.reason, RULE, where)
@@ -106,13 +113,15 @@ def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
     if isinstance(result, NoProof):
         return result
     found, level, (laws, diffs) = result
-    z = Discharger(diffs)
+    zs = {box.sign: Discharger(box) for box in diffs.boxes()}
     for item in found:
         deadline.check("while discharging alignment conditions")
-        problem = discharge(item["path"], item["shifts"], laws, level, z)
+        problem = discharge(item["path"], item["shifts"], laws, level, zs[item["box"].sign])
         if problem is not None:
             return NoProof(f"z3 did not confirm the synthesised alignment: {problem}", RULE,
                            f"path {_path_label(item['path'].decisions)}")
+    answers = {a for z in zs.values() for a in z.answers.values()}
+    asked, distinct = sum(z.asked for z in zs.values()), sum(len(z.answers) for z in zs.values())
     evidence = {
         "covers": diffs.covers(program),
         "neighbours": program.neighbours.name,
@@ -124,18 +133,17 @@ def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
             "alignment": [f"eta_{e}' = eta_{e} + {render(a)}" for e, a in sorted(item["shifts"].items())]
             or ["no draw shifted"],
             "cost": fraction_str(item["cost"]),
-        } for item in found],
-        "z3": {"conditions": z.asked, "distinct_queries": len(z.answers),
-               "answers": sorted(set(z.answers.values()))},
+        } | ({"box": item["box"].box} if item["box"].box else {}) for item in found],
+        "z3": {"conditions": asked, "distinct_queries": distinct, "answers": sorted(answers)},
     }
-    solver = f"z3 {z3.get_version_string()}: unsat to {len(z.answers)} distinct queries ({z.asked} conditions)"
+    solver = f"z3 {z3.get_version_string()}: unsat to {distinct} distinct queries ({asked} conditions)"
     return Proof(RULE, program.name, dict(program.params), level, evidence, solver=solver)
 
 
-def _listed_shifts(evidence: dict[str, Any]) -> dict[frozenset, tuple[dict[int, Lin], Fraction]]:
-    """The evidence's shifts and cost per path, keyed by the path's outcomes (the checker has vetted
-    the shifts: draws of the program, differences of its inputs)."""
-    return {frozenset((int(k), int(v)) for k, v in p["decisions"].items()):
+def _listed_shifts(evidence: dict[str, Any]) -> dict[tuple, tuple[dict[int, Lin], Fraction]]:
+    """The evidence's shifts and cost per path, keyed by the path's box (None: every difference)
+    and outcomes (the checker has vetted the shifts: draws of the program, differences of its inputs)."""
+    return {(p.get("box"), frozenset((int(k), int(v)) for k, v in p["decisions"].items())):
             ({int(e): shift_from_json(s) for e, s in p["shifts"].items()}, Fraction(p["cost"]))
             for p in evidence["paths"]}
 
@@ -143,8 +151,9 @@ def _listed_shifts(evidence: dict[str, Any]) -> dict[frozenset, tuple[dict[int, 
 def confirm(program: Program, proof: Proof) -> str | None:
     """None when a proof from outside holds: the independent checker (which re-asks z3 on a
     sample of the paths only, and on none past its size limit) and then, for *every* path
-    of the program, z3's unsat to each condition of the proof's own shifts at the path's own
-    cost, at most eps (the cost a path claims is a claim too)."""
+    of the program (and box, where the proof aligns a monotone relation's boxes apart), z3's
+    unsat to each condition of the proof's own shifts at the path's own cost, at most eps
+    (the cost a path claims is a claim too)."""
     problem = check(program, proof)
     if problem is not None:
         return problem
@@ -152,18 +161,21 @@ def confirm(program: Program, proof: Proof) -> str | None:
         laws, diffs = noise_laws(program), differences(program)
         listed = _listed_shifts(proof.evidence)
         eps = Fraction(proof.evidence["eps"])
-        z = Discharger(diffs)
+        boxes = diffs.boxes() if any(box is not None for box, _ in listed) else [diffs]
+        zs = [Discharger(box) for box in boxes]
         for path in paths(program):
-            deadline.check("while confirming an alignment proof")
-            entry = listed.get(frozenset(path.decisions.items()))
-            if entry is None:
-                return f"path {_path_label(path.decisions)} of the program is not in the proof"
-            shifts, cost = entry
-            if not 0 <= cost <= eps:
-                return f"path {_path_label(path.decisions)} claims cost {cost}, outside [0, eps = {eps}]"
-            problem = discharge(path, shifts, laws, cost, z)
-            if problem is not None:
-                return f"path {_path_label(path.decisions)}: {problem}"
+            for z in zs:
+                deadline.check("while confirming an alignment proof")
+                where = f"path {_path_label(path.decisions)}" + (f" ({z.diffs.box})" if z.diffs.box else "")
+                entry = listed.get((z.diffs.box, frozenset(path.decisions.items())))
+                if entry is None:
+                    return f"{where} of the program is not in the proof"
+                shifts, cost = entry
+                if not 0 <= cost <= eps:
+                    return f"{where} claims cost {cost}, outside [0, eps = {eps}]"
+                problem = discharge(path, shifts, laws, cost, z)
+                if problem is not None:
+                    return f"{where}: {problem}"
     except Unsupported as exc:
         return f"the program has no alignment proof: {exc.reason}"
     except (KeyError, TypeError, ValueError) as exc:

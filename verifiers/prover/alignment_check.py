@@ -52,16 +52,25 @@ SHAPED = {"lt", "le", "eq", "ne", "argmax", "min", "max", "abs", "clamp"}
 Shift = tuple[Fraction, dict[int, Fraction], dict[int, Fraction]]  # const, per input d_i, per node w_k
 
 
-def _read(proof: Any) -> tuple[Fraction, list[tuple[dict[int, int], dict[int, Shift]]]]:
+BOXES = {"x >= x'": 1, "x <= x'": -1}  # a monotone proof's boxes: the sign every d = x - x' has
+
+
+def _read(proof: Any) -> tuple[Fraction, dict[str | None, list[tuple[dict[int, int], dict[int, Shift]]]]]:
+    """eps and the paths, grouped by box (None: one alignment for every difference)."""
     ev = proof.evidence
-    out = []
+    out: dict[str | None, list] = {}
     for p in ev["paths"]:
         dec = {int(k): int(v) for k, v in p["decisions"].items()}
         shifts = {int(e): (Fraction(s["const"]), {int(i): Fraction(k) for i, k in s["d"].items()},
                            {int(i): Fraction(k) for i, k in s.get("w", {}).items()})
                   for e, s in p["shifts"].items()}
-        out.append((dec, shifts))
+        out.setdefault(p.get("box"), []).append((dec, shifts))
     return Fraction(ev["eps"]), out
+
+
+def _box_of(d: list[int]) -> str:
+    """The box of a monotone difference (a d with no negative entry is in ``x >= x'``)."""
+    return "x >= x'" if all(v >= 0 for v in d) else "x <= x'"
 
 
 def _described(ev: dict[str, Any]) -> tuple[str, dict[int, tuple[str, Fraction]]]:
@@ -172,13 +181,14 @@ def _draw(law: str, scale: Fraction, rng: random.Random, boundary: bool) -> Frac
     return Fraction(rng.choice([-1, 1]) * rng.expovariate(1 / float(scale)))
 
 
-def check_runs(program: Program, eps: Fraction, paths: list, seed: int = 0) -> str | None:
+def check_runs(program: Program, eps: Fraction, groups: dict[str | None, list], seed: int = 0) -> str | None:
+    """Random runs on ``x`` and, with the shifted draws, on ``x'``; the paths of the pair's box."""
     rng = random.Random(seed)
     laws = _laws(program)
     dom = program.domain
     beyond = not isinstance(program.neighbours, ReplaceOne)
-    index: dict[frozenset, int] = {frozenset(dec.items()): k for k, (dec, _) in enumerate(paths)}
-    keysets = {frozenset(dec) for dec, _ in paths}
+    indices = {box: {frozenset(dec.items()): k for k, (dec, _) in enumerate(paths)} for box, paths in groups.items()}
+    keysets = {box: {frozenset(dec) for dec, _ in paths} for box, paths in groups.items()}
     for trial in range(TRIALS):
         deadline.check("while re-running an alignment proof")
         pad = 5 if beyond and trial % 3 == 0 else 0
@@ -187,9 +197,11 @@ def check_runs(program: Program, eps: Fraction, paths: list, seed: int = 0) -> s
         if xp == x:
             continue
         d = [a - b for a, b in zip(x, xp)]
+        box = None if None in groups else _box_of(d)
+        paths, index = groups[box], indices[box]
         eta = {e: _draw(law, b, rng, trial % 2 == 1) for e, (law, b) in laws.items()}
         out, outcomes = run(program, x, eta)
-        k = next((index[key] for ks in keysets
+        k = next((index[key] for ks in keysets[box]
                   if (key := frozenset((n, outcomes.get(n)) for n in ks)) in index), None)
         if k is None:
             return f"x={x}, draws {eta}: the run takes no path of the proof"
@@ -276,7 +288,8 @@ class _Encoder:
         raise ValueError(f"the checker has no z3 encoding of {op}")
 
 
-def _related(program: Program, xs: list, xps: list) -> Any:
+def _related(program: Program, xs: list, xps: list, box: str | None = None) -> Any:
+    """z3: ``x, x'`` are neighbours (in the given box of a monotone relation)."""
     rel, dom = program.neighbours, program.domain
     differ = [x != y for x, y in zip(xs, xps)]
     if isinstance(rel, AllDiffer):
@@ -286,7 +299,7 @@ def _related(program: Program, xs: list, xps: list) -> Any:
         s = rel.sensitivity
         up = z3.And([z3.And(y - x >= 0, y - x <= s) for x, y in zip(xs, xps)])
         down = z3.And([z3.And(x - y >= 0, x - y <= s) for x, y in zip(xs, xps)])
-        return z3.And(z3.Or(differ), z3.Or(up, down))
+        return z3.And(z3.Or(differ), {None: z3.Or(up, down), "x >= x'": down, "x <= x'": up}[box])
     count = z3.PbEq([(c, 1) for c in differ], 1)
     if isinstance(rel, OneDiffer):
         s = rel.sensitivity
@@ -306,7 +319,7 @@ def _neighbour_sides(program: Program, xs: list, split: bool) -> list[list]:
     return [[z3.Int(f"xp{i}") if i == j else xs[i] for i in range(n)] for j in range(n)]
 
 
-def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
+def check_z3(program: Program, eps: Fraction, paths: list, box: str | None = None) -> str | None:
     n = program.domain.size
     laws = _laws(program)
     xs = [z3.Int(f"x{i}") for i in range(n)]
@@ -345,7 +358,7 @@ def check_z3(program: Program, eps: Fraction, paths: list) -> str | None:
                           *[etap[e] >= 0 for e, (law, _) in laws.items() if law == "exponential"])
             solver = z3.Solver()
             solver.set("timeout", bounded_ms(60_000))
-            solver.add(_related(program, xs, xps), *side.facts, *other.facts, *unshifted.facts, holds(side, dec),
+            solver.add(_related(program, xs, xps, box), *side.facts, *other.facts, *unshifted.facts, holds(side, dec),
                        *support, z3.Not(good))
             ans = solver.check()
             deadline.check("while re-checking an alignment with z3")
@@ -386,7 +399,7 @@ def check_cover(program: Program, paths: list) -> str | None:
 def check(program: Program, proof: Any) -> str | None:
     """None when both the runs and z3 confirm the alignment proof, else what failed."""
     try:
-        eps, paths = _read(proof)
+        eps, groups = _read(proof)
         neighbours, listed = _described(proof.evidence)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return f"malformed alignment evidence ({type(exc).__name__}: {exc})"
@@ -402,15 +415,19 @@ def check(program: Program, proof: Any) -> str | None:
         return f"the proof is for {neighbours} neighbours, the program has {program.neighbours.name}"
     if listed != draws:
         return "the proof's draws (their laws and scales) are not the program's"
-    for dec, shifts in paths:
+    if set(groups) != {None} and not (isinstance(program.neighbours, Monotone) and set(groups) == set(BOXES)):
+        return (f"the proof's paths are split by box ({sorted(map(str, groups))}): only a monotone relation's "
+                f"two boxes {sorted(BOXES)}, each with its own paths, may be")
+    for dec, shifts in (p for paths in groups.values() for p in paths):
         if any(e not in draws or any(not 0 <= i < n for i in s[1]) for e, s in shifts.items()):
             return f"a path ({dec}) shifts a node that is no draw or names an input the program does not have"
         if any(not (0 <= i < len(free) and free[i]) for s in shifts.values() for i in s[2]):
             return f"a path ({dec}) shifts by the difference of a node that reads noise (or is no node)"
     try:
-        problem = check_cover(program, paths) or check_runs(program, eps, paths)
+        problem = next(filter(None, (check_cover(program, paths) for paths in groups.values())), None)
+        problem = problem or check_runs(program, eps, groups)
         if problem is None and len(program.nodes) <= Z3_NODES:
-            problem = check_z3(program, eps, paths)
+            problem = next(filter(None, (check_z3(program, eps, paths, box) for box, paths in groups.items())), None)
     except (TypeError, ValueError, ArithmeticError) as exc:
         return f"the checker cannot run or encode the program: {exc}"
     return problem

@@ -8,7 +8,8 @@ neighbour differences (:mod:`verifiers.prover.neighbourhood`), z3 must answer *u
 * exponential draw: ``eta >= 0 and eta + a < 0``;
 * cost: ``sum_e |a_e| / b_e > eps`` (for one_differ / replace_one one query per
   differing coordinate, ``d = t e_j``; for all_differ one query over the box, for
-  increasing / decreasing one over the union of the boxes ``[0, s]^n`` and ``[-s, 0]^n``).
+  increasing / decreasing one over the union of the boxes ``[0, s]^n`` and ``[-s, 0]^n``, or
+  over one of them when each box has its own alignment).
 
 After the template is fixed these are quantifier-free linear integer/real arithmetic.
 Queries are put in a canonical form (variables renamed in order of appearance) and
@@ -134,8 +135,9 @@ class Discharger:
             solver.add(d >= -self.diffs.bound[j], d <= self.diffs.bound[j])
         nonzero = [z3.If(d != 0, 1, 0) for d in ds]
         full = len(coords) == self.diffs.n
-        if self.diffs.kind == "monotone" and ds:  # the union of the two boxes, on these coordinates
-            solver.add(z3.Or(z3.And([d >= 0 for d in ds]), z3.And([d <= 0 for d in ds])))
+        if self.diffs.kind == "monotone" and ds:  # the union of the two boxes (or one), on these coordinates
+            up, down = z3.And([d >= 0 for d in ds]), z3.And([d <= 0 for d in ds])
+            solver.add(up if self.diffs.sign > 0 else down if self.diffs.sign < 0 else z3.Or(up, down))
         if self.diffs.joint:
             if full and ds:
                 solver.add(z3.Or([d != 0 for d in ds]))

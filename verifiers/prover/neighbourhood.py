@@ -5,7 +5,9 @@ built-in relations the set of differences is simple: ``one_differ(s)`` and
 ``replace_one`` are ``{t e_j}`` (``1 <= |t| <= s``, resp. ``<=`` the domain's width in
 coordinate ``j``), ``all_differ(s)`` the box ``[-s, s]^n`` without 0, ``increasing(s)`` /
 ``decreasing(s)`` (one relation, :class:`~samplers.lang.neighbours.Monotone`) the union of
-the sign-constrained boxes ``[0, s]^n`` and ``[-s, 0]^n`` without 0.  Only the
+the sign-constrained boxes ``[0, s]^n`` and ``[-s, 0]^n`` without 0.  A pair's difference
+lies in one box, so a monotone proof may align each box its own way: :meth:`Differences.box`
+restricts the differences to one (``sign``), and the alignment rule proves each.  Only the
 replace-one relation needs the declared bounds; for the others the conditions are discharged for
 every integer input of the program *as traced*, which folded what the declared bounds decide
 (a clamp the domain never reaches, a comparison it settles), so a proof covers the declared
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from samplers.lang.ir import Program
@@ -39,12 +41,25 @@ STEPS = 64  # one_differ / replace_one: differences t = 1..STEPS (and the larges
 @dataclass(frozen=True)
 class Differences:
     """The neighbour differences of a program: ``kind`` one / all / replace / monotone;
-    ``derived`` its noise-free derived values, whose differences ``w_k`` shifts may also read."""
+    ``derived`` its noise-free derived values, whose differences ``w_k`` shifts may also read;
+    ``sign`` (monotone only) +1 / -1 keeps the box ``d >= 0`` / ``d <= 0`` alone, 0 both."""
 
     kind: str
     n: int
     bound: tuple[int, ...]  # per coordinate, the largest |d_i|
     derived: Derived | None = None
+    sign: int = 0
+
+    def boxes(self) -> list["Differences"]:
+        """The parts a proof may align separately: one per box of a monotone relation, else itself."""
+        if self.kind != "monotone" or self.sign:
+            return [self]
+        return [replace(self, sign=1), replace(self, sign=-1)]
+
+    @property
+    def box(self) -> str | None:
+        """The box in words (``"x >= x'"``: ``d >= 0``), None for every difference."""
+        return {1: "x >= x'", -1: "x <= x'"}.get(self.sign)
 
     @property
     def joint(self) -> bool:
@@ -86,7 +101,8 @@ class Differences:
     def _boxes(self) -> list[dict[int, tuple[int, int]]]:
         """The boxes whose union holds the differences (all / monotone): per coordinate its range."""
         if self.kind == "monotone":
-            return [{i: (0, b) for i, b in enumerate(self.bound)}, {i: (-b, 0) for i, b in enumerate(self.bound)}]
+            up, down = {i: (0, b) for i, b in enumerate(self.bound)}, {i: (-b, 0) for i, b in enumerate(self.bound)}
+            return [up] if self.sign > 0 else [down] if self.sign < 0 else [up, down]
         return [{i: (-b, b) for i, b in enumerate(self.bound)}]
 
     def _value_range(self, var: tuple[str, int], moves: dict) -> tuple[Fraction, Fraction]:
