@@ -176,3 +176,55 @@ def badadaptivesvt(x, *, eps=0.1, n=5, c=1, T=0.5):
     0.575 of 0.725 at n = 20, eps = 0.1).
     """
     return _adaptive_svt(x, eps=eps, c=c, T=T, gap=False)
+
+
+# CheckDP's noisy max loop and its monotone sparse vectors (imports here keep this part apart)
+from samplers.catalogue.continuous import _sparse_vector  # noqa: E402
+from samplers.lang import any_of, decreasing, increasing  # noqa: E402
+
+
+def _running_max(x, *, eps, value):
+    """CheckDP's noisymax loop: keep the best noisy answer ``bq`` and release its index (``value``:
+    the answer itself, badnoisymax's bug); ``q[i] + eta > bq || i == 0`` as CheckDP writes it."""
+    best, bq = 0, 0
+    for i, q in enumerate(x):
+        eta = lap(2 / eps)
+        better = any_of(q + eta > bq, i == 0)
+        best = ite(better, q + eta if value else i, best)
+        bq = ite(better, q + eta, bq)
+    return best
+
+
+@_checkdp(lambda p: p["eps"], "noisymax", neighbours=all_differ)
+def noisymax(x, *, eps=0.1, n=5):
+    """CheckDP's noisymax: report noisy max as a running-max loop, Lap(2/eps), the index; eps-DP.
+
+    The prover reads the loop's chain of choices as one ``argmax`` (first maximum: ``>``)."""
+    return _running_max(x, eps=eps, value=False)
+
+
+@_checkdp(lambda p: p["eps"], "badnoisymax", neighbours=all_differ)
+def badnoisymax(x, *, eps=0.1, n=5):
+    """CheckDP's badnoisymax: the loop releases the noisy max value; claims eps, true level n eps / 2."""
+    return _running_max(x, eps=eps, value=True)
+
+
+def _monotone_svt(neighbours: Any, name: str):
+    """CheckDP's svt_increasing / svt_decreasing: answers in -10..10 that all move one way."""
+    return _checkdp(lambda p: p["eps"], name, lo=-10, neighbours=neighbours)
+
+
+@_monotone_svt(increasing, "svt_increasing")
+def svt_increasing(x, *, eps=0.1, n=5, c=1, T=0.5):
+    """CheckDP's svt_increasing: threshold Lap(2/eps), answers Lap(2c/eps), cutoff c; eps-DP.
+
+    Half the answer noise of sparse vector under all_differ (svt1): when every answer moves the
+    same way, the threshold's shift pays for the answers' common move (aligned per direction).
+    DP compares both orders of a pair, so increasing and decreasing are one relation."""
+    return _sparse_vector(x, T=T, c=c, threshold_scale=2 / eps, query_scale=2 * c / eps)
+
+
+@_monotone_svt(decreasing, "svt_decreasing")
+def svt_decreasing(x, *, eps=0.1, n=5, c=1, T=0.5):
+    """CheckDP's svt_decreasing: svt_increasing under DECREASING (the same symmetric relation); eps-DP."""
+    return _sparse_vector(x, T=T, c=c, threshold_scale=2 / eps, query_scale=2 * c / eps)

@@ -34,12 +34,13 @@ from samplers import deadline
 from samplers.json_shape import NAT, RATIONAL, Map
 from samplers.lang.exact import fraction_str
 from samplers.lang.ir import Program
-from verifiers.prover.alignment_check import check  # the rule's independent checker
+from verifiers.prover import alignment_check, equivalence_check
 from verifiers.prover.conditions import Discharger, discharge
 from verifiers.prover.linear import Lin, render
 from verifiers.prover.neighbourhood import differences
 from verifiers.prover.paths import Unsupported, noise_laws, paths
 from verifiers.prover.proof import NoProof, Proof
+from verifiers.prover.running_max import normal_form
 from verifiers.prover.synthesis import Stuck, Synthesiser
 
 RULE = "alignment"
@@ -48,7 +49,7 @@ SHIFT = {"const": RATIONAL, "d": Map(RATIONAL), "w?": Map(RATIONAL)}  # a shift'
 EVIDENCE = {  # the evidence's shape, as a proof file must have it (verifiers.prover.proof_json)
     "covers": str, "neighbours": str, "draws": Map({"law": str, "scale": RATIONAL}), "eps": RATIONAL,
     "paths": [{"decisions": Map(NAT), "shifts": Map(SHIFT), "alignment": [str], "cost": RATIONAL, "box?": str}],
-    "z3": {"conditions": NAT, "distinct_queries": NAT, "answers": [str]},
+    "z3": {"conditions": NAT, "distinct_queries": NAT, "answers": [str]}, "normal_form?": str,
 }
 
 
@@ -108,7 +109,10 @@ def synthesise(program: Program, eps: Fraction | None) -> tuple[list[dict], Frac
 
 
 def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
-    """Prove ``eps``-DP by alignment (``eps=None``: the smallest level the templates reach)."""
+    """Prove ``eps``-DP by alignment (``eps=None``: the smallest level the templates reach) of the
+    program's normal form (running-max chains as ``max`` / ``argmax``; node numbers are its)."""
+    normal = normal_form(program)
+    named, program = program, normal.program
     result = synthesise(program, eps)
     if isinstance(result, NoProof):
         return result
@@ -135,9 +139,27 @@ def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
             "cost": fraction_str(item["cost"]),
         } | ({"box": item["box"].box} if item["box"].box else {}) for item in found],
         "z3": {"conditions": asked, "distinct_queries": distinct, "answers": sorted(answers)},
-    }
+    } | ({"normal_form": f"{normal.rewrites} running-max choices rewritten as max / argmax; node numbers are "
+                         "those of the rewritten program"} if normal.rewrites else {})
     solver = f"z3 {z3.get_version_string()}: unsat to {distinct} distinct queries ({asked} conditions)"
-    return Proof(RULE, program.name, dict(program.params), level, evidence, solver=solver)
+    return Proof(RULE, named.name, dict(named.params), level, evidence, solver=solver)
+
+
+def _normal(program: Program) -> tuple[Program, str | None]:
+    """The program the proof speaks of (its normal form) and, where the rewrite changed it, the
+    independent re-check that it means the same (None: confirmed)."""
+    normal = normal_form(program)
+    if not normal.rewrites:
+        return program, None
+    problem = equivalence_check.check(program, normal.program, normal.draws)
+    return normal.program, (None if problem is None else f"the running-max rewrite is not confirmed: {problem}")
+
+
+def check(program: Program, proof: Proof) -> str | None:
+    """The rule's independent checker (:mod:`verifiers.prover.alignment_check`) on the program's
+    normal form, once :mod:`verifiers.prover.equivalence_check` confirmed that it means the same."""
+    normal, problem = _normal(program)
+    return problem or alignment_check.check(normal, proof)
 
 
 def _listed_shifts(evidence: dict[str, Any]) -> dict[tuple, tuple[dict[int, Lin], Fraction]]:
@@ -157,6 +179,7 @@ def confirm(program: Program, proof: Proof) -> str | None:
     problem = check(program, proof)
     if problem is not None:
         return problem
+    program = normal_form(program).program
     try:
         laws, diffs = noise_laws(program), differences(program)
         listed = _listed_shifts(proof.evidence)
