@@ -29,7 +29,9 @@ Both rules hold for every real (and every non-NaN double: the comparisons are th
 and every value is one of the operands), so they keep the exact meaning of the program in
 either reading (:mod:`samplers.lang.float64`).  Nodes no output needs any more are dropped
 (inputs are kept).  :mod:`verifiers.prover.equivalence_check` re-checks a rewrite
-independently: z3 over all inputs and draws, and exact runs with ties.
+independently: z3 over all inputs and draws, and exact runs with ties; :func:`checked`
+gives the rewrite only once that check confirmed it (the continuous backend's enclosures
+use it: a chain of n choices has 2^(n-1) paths where ``argmax`` has n).
 """
 
 from __future__ import annotations
@@ -200,3 +202,15 @@ def _pruned(program: Program, nodes: list[Node], outputs: list[int], new: dict[i
     normal = Program(name=program.name, params=program.params, nodes=kept, outputs=tuple(at[o] for o in outputs),
                      tuple_output=program.tuple_output, domain=program.domain, neighbours=program.neighbours)
     return Normal(normal, origin, rewrites)
+
+
+def checked(program: Program) -> Program:
+    """The normal form once :mod:`verifiers.prover.equivalence_check` confirmed that it gives the
+    program's outputs for every input and draw, else the program itself (kept with the program)."""
+    if "normal_form" not in program._meta:
+        from verifiers.prover import equivalence_check
+
+        normal = normal_form(program)
+        ok = normal.rewrites and equivalence_check.check(program, normal.program, normal.draws) is None
+        program._meta["normal_form"] = normal.program if ok else program
+    return program._meta["normal_form"]
