@@ -146,6 +146,18 @@ def test_monotone_sparse_vector_gets_one_alignment_per_box():
     assert isinstance(prove(_svt_over(increasing), Fraction(99, 100)), list)
 
 
+@pytest.mark.parametrize("name", ["svt_increasing", "svt_decreasing"])
+@pytest.mark.parametrize("n", [5, 20])
+def test_checkdp_monotone_svt_proved_at_its_claim(name, n):
+    from samplers import catalogue
+
+    mech = catalogue.get(name)
+    program = mech.trace(n=n)
+    p = prove(program, Fraction(mech.claimed_eps()))
+    assert isinstance(p, Proof) and p.checked and p.eps == Fraction(1, 10)  # scales 20 and 20 c: exactly 1/10
+    assert isinstance(prove(program, Fraction(99, 1000)), list)
+
+
 def test_checker_holds_each_box_to_its_own_pairs():
     """The boxes' paths swapped (each box aligned as the other), or one box's paths dropped, or a
     box on a relation that has none: the independent checker refuses."""
