@@ -215,3 +215,28 @@ def test_bad_relation_names_are_refused(tmp_path, capsys):
         statdp(lambda prng, q, epsilon: q[0], size=2, neighbours="increase")
     assert math.isfinite(prove(statdp(lambda prng, q, epsilon: q[0] + prng.laplace(scale=1 / epsilon), size=2,
                                         domain=(0, 3), neighbours="decreasing").trace()).eps)
+
+
+def test_a_custom_predicate_is_proved_as_the_named_relation_it_equals_or_says_why_not():
+    """A Python predicate is opaque to the prover.  Where it has exactly a named relation's pairs on
+    the declared domain (every pair compared) it is proved as that relation (the proof says so);
+    else the reason says what to declare instead."""
+    from dataclasses import replace
+
+    from samplers.lang import custom
+    from verifiers.prover import alignment
+
+    up = custom(lambda x, xp: any(b != a for a, b in zip(x, xp)) and all(0 <= b - a <= 1 for a, b in zip(x, xp)),
+                name="checkdp_increasing")  # one direction: its symmetric closure is increasing
+    p = prove(_difference_laplace(up))
+    assert isinstance(p, Proof) and p.checked and p.eps == Fraction(1, 2)  # as under increasing, not all_differ
+    assert "'checkdp_increasing' has exactly the pairs of" in p.evidence["covers"]
+    assert alignment.confirm(_difference_laplace(up), p) is None
+    wider = custom(lambda x, xp: all(abs(b - a) <= 1 for a, b in zip(x, xp)), name="box")  # all_differ
+    assert prove(_difference_laplace(wider)).eps == 1
+    program = _difference_laplace(up)
+    other = replace(program, neighbours=wider)  # the increasing proof does not hold for all_differ's pairs
+    assert alignment.check(other, p) is not None
+    diagonal = custom(lambda x, xp: all(b - a == 1 for a, b in zip(x, xp)), name="diagonal")
+    no = prove(_difference_laplace(diagonal))
+    assert isinstance(no, list) and "custom predicate" in no[0].reason and "contains every pair" in no[0].reason

@@ -154,3 +154,19 @@ BY_NAME: dict[str, Neighbours] = {"all_differ": all_differ, "decreasing": decrea
 def custom(pred: Callable[[Point, Point], bool], name: str = "custom") -> Custom:
     """A neighbour relation given by a predicate on pairs of inputs."""
     return Custom(pred, name)
+
+
+def same_as_named(rel: Neighbours, domain: Domain, limit: int = 400) -> Neighbours | None:
+    """The built-in relation (sensitivity 1 or 2) with exactly ``rel``'s pairs on ``domain``, found by
+    comparing every pair (None when none is, or the domain has more than ``limit`` points)."""
+    if domain.count() > limit:
+        return None
+    points = list(domain.points())
+    mine = {(x, xp) for x in points for xp in points if rel.contains(x, xp)}
+    named = [*BY_NAME.values(), *(type(r)(**{**_fields(r), "sensitivity": 2}) for r in BY_NAME.values()
+                                  if "sensitivity" in _fields(r))]
+    return next((r for r in named if set(r.pairs(domain)) == mine), None)
+
+
+def _fields(rel: Neighbours) -> dict:
+    return {k: getattr(rel, k) for k in ("sensitivity", "direction") if hasattr(rel, k)}

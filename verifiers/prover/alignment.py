@@ -38,6 +38,7 @@ from verifiers.prover import alignment_check, equivalence_check
 from verifiers.prover.conditions import Discharger, discharge
 from verifiers.prover.linear import Lin, render
 from verifiers.prover.neighbourhood import differences
+from verifiers.prover.neighbourhood import named as relation
 from verifiers.prover.paths import Unsupported, noise_laws, paths
 from verifiers.prover.proof import NoProof, Proof
 from verifiers.prover.running_max import normal_form
@@ -111,8 +112,9 @@ def synthesise(program: Program, eps: Fraction | None) -> tuple[list[dict], Frac
 def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
     """Prove ``eps``-DP by alignment (``eps=None``: the smallest level the templates reach) of the
     program's normal form (running-max chains as ``max`` / ``argmax``; node numbers are its)."""
+    named, (program, custom) = program, relation(program)
     normal = normal_form(program)
-    named, program = program, normal.program
+    program = normal.program
     result = synthesise(program, eps)
     if isinstance(result, NoProof):
         return result
@@ -127,7 +129,7 @@ def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
     answers = {a for z in zs.values() for a in z.answers.values()}
     asked, distinct = sum(z.asked for z in zs.values()), sum(len(z.answers) for z in zs.values())
     evidence = {
-        "covers": diffs.covers(program),
+        "covers": diffs.covers(program) + custom,
         "neighbours": program.neighbours.name,
         "draws": {str(e): {"law": law, "scale": fraction_str(b)} for e, (law, b) in laws.items()},
         "eps": fraction_str(level),
@@ -148,6 +150,7 @@ def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
 def _normal(program: Program) -> tuple[Program, str | None]:
     """The program the proof speaks of (its normal form) and, where the rewrite changed it, the
     independent re-check that it means the same (None: confirmed)."""
+    program = relation(program)[0]
     normal = normal_form(program)
     if not normal.rewrites:
         return program, None
@@ -179,7 +182,7 @@ def confirm(program: Program, proof: Proof) -> str | None:
     problem = check(program, proof)
     if problem is not None:
         return problem
-    program = normal_form(program).program
+    program = normal_form(relation(program)[0]).program
     try:
         laws, diffs = noise_laws(program), differences(program)
         listed = _listed_shifts(proof.evidence)

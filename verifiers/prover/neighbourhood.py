@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from samplers.lang.ir import Program
-from samplers.lang.neighbours import AllDiffer, Monotone, OneDiffer, ReplaceOne
+from samplers.lang.neighbours import AllDiffer, Custom, Monotone, OneDiffer, ReplaceOne, same_as_named
 from verifiers.prover.derived import Derived, derived
 from verifiers.prover.linear import Lin
 from verifiers.prover.paths import Unsupported
@@ -200,4 +200,21 @@ def differences(program: Program) -> Differences:
         return Differences("monotone", n, (rel.sensitivity,) * n, values)
     if isinstance(rel, ReplaceOne):
         return Differences("replace", n, tuple(h - l for l, h in zip(dom.lo, dom.hi)), values)
-    raise Unsupported(f"the neighbour relation {rel.name!r} is a custom predicate: no symbolic form")
+    raise Unsupported(f"the neighbour relation {rel.name!r} is a custom predicate, a Python function the prover "
+                      "cannot read as a set of differences x - x' (the form its conditions need): declare the "
+                      "relation by name where it is one (one_differ, all_differ, increasing, decreasing, "
+                      "replace_one, each with a sensitivity), or one that contains every pair of it (a proof "
+                      "covers a smaller relation)")
+
+
+def named(program: Program) -> tuple[Program, str]:
+    """A program whose custom relation has exactly a built-in relation's pairs on the declared
+    domain (every pair compared; small domains), as the program with that relation, and what
+    a proof of it covers of the custom one; any other program as it is."""
+    rel = program.neighbours
+    same = same_as_named(rel, program.domain) if isinstance(rel, Custom) else None
+    if same is None:
+        return program, ""
+    return (replace(program, neighbours=same),
+            f"; the custom relation {rel.name!r} has exactly the pairs of {same.name} on the declared domain, "
+            "every pair compared")
