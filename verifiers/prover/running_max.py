@@ -22,8 +22,9 @@ sees the program:
   ``A``'s; else the maximum of all is that of ``J ∪ R``, and ``k`` attains it only if
   ``b = m``, when some ``j < k`` attains it too, so it is ``B``'s.  (Last: if ``m <= b`` a
   ``j`` attaining the maximum has ``b = m`` too and ``k > j``; else ``k`` does not attain it.)
-  Candidates at positions ``s .. s + L - 1`` give ``s + argmax(values)`` (first, the IR's
-  lowest-index tie-break) or ``s + L - 1 - argmax(reversed values)`` (last).
+  Candidates at positions ``s .. s + L - 1`` (``L >= 3``: a choice between two values stays
+  the comparison it is) give ``s + argmax(values)`` (first, the IR's lowest-index tie-break)
+  or ``s + L - 1 - argmax(reversed values)`` (last).
 
 Both rules hold for every real (and every non-NaN double: the comparisons are the same,
 and every value is one of the operands), so they keep the exact meaning of the program in
@@ -43,6 +44,7 @@ from samplers.lang.builder import draws_randomness
 from samplers.lang.ir import INT, Node, Program, op_range
 
 Candidates = dict[int, int | None]  # position -> value node (None: a lone constant, any value)
+MIN_CANDIDATES = 3  # an index among two values stays a comparison (sparse vector's answers are such)
 
 
 @dataclass
@@ -143,7 +145,7 @@ def _index(nodes: list[Node], reps: dict[int, tuple[str | None, Candidates]], n:
 def _emit(out: _Rebuild, mode: str, cands: Candidates) -> int | None:
     positions = sorted(cands)
     start, size = positions[0], len(positions)
-    if positions != list(range(start, start + size)) or any(v is None for v in cands.values()):
+    if size < MIN_CANDIDATES or positions != list(range(start, start + size)) or None in cands.values():
         return None
     values = tuple(cands[p] for p in positions)
     if mode == "last":
