@@ -12,6 +12,7 @@ law.  Proof levels are the closed forms: noisy max's index is eps-DP, its value 
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -169,6 +170,8 @@ def test_continuous_backend_reads_the_checked_normal_form():
     assert checked(catalogue.get("svt1").trace()) is not None
     svt = catalogue.get("svt1").trace()
     assert checked(svt) is svt  # nothing to rewrite: the program itself
+    narrow = replace(program, domain=ints(lo=0, hi=2, size=5).resolve({}))  # shares program's _meta
+    assert checked(narrow).domain == narrow.domain and checked(program).domain == program.domain
 
 
 @pytest.mark.slow

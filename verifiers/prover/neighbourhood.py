@@ -215,6 +215,6 @@ def named(program: Program) -> tuple[Program, str]:
     same = same_as_named(rel, program.domain) if isinstance(rel, Custom) else None
     if same is None:
         return program, ""
-    return (replace(program, neighbours=same),
+    return (replace(program, neighbours=same, _meta={}),
             f"; the custom relation {rel.name!r} has exactly the pairs of {same.name} on the declared domain, "
             "every pair compared")

@@ -208,11 +208,14 @@ def _pruned(program: Program, nodes: list[Node], outputs: list[int], new: dict[i
 
 def checked(program: Program) -> Program:
     """The normal form once :mod:`verifiers.prover.equivalence_check` confirmed that it gives the
-    program's outputs for every input and draw, else the program itself (kept with the program)."""
-    if "normal_form" not in program._meta:
-        from verifiers.prover import equivalence_check
+    program's outputs for every input and draw, else the program itself.  Kept with the program
+    (for that program object only: ``dataclasses.replace`` shares ``_meta`` with a changed copy)."""
+    cached = program._meta.get("normal_form")
+    if cached is not None and cached[0] is program:
+        return cached[1]
+    from verifiers.prover import equivalence_check
 
-        normal = normal_form(program)
-        ok = normal.rewrites and equivalence_check.check(program, normal.program, normal.draws) is None
-        program._meta["normal_form"] = normal.program if ok else program
-    return program._meta["normal_form"]
+    normal = normal_form(program)
+    ok = normal.rewrites and equivalence_check.check(program, normal.program, normal.draws) is None
+    program._meta["normal_form"] = (program, normal.program if ok else program)
+    return program._meta["normal_form"][1]
