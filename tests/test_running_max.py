@@ -186,3 +186,21 @@ def test_search_refutes_badnoisymax_and_certifies_noisymax(n):
     assert bad.certified and bad.refuted and 0.1 < bad.eps_lower <= n * 0.05
     good = search(catalogue.get("noisymax"), params={"n": n}, claimed_eps=0.1, budget=Budget(samples=600_000))
     assert good.certified and not good.refuted and 0.09 < good.eps_lower <= 0.1
+
+
+@pytest.mark.parametrize("name", ["noisymax", "svt_increasing"])
+def test_proof_files_of_rewritten_and_boxed_proofs_are_confirmed(name):
+    """A proof file of the rewritten loop (node numbers of its normal form) or of a monotone relation
+    (paths per box) passes the file's contract and is confirmed again from the traced mechanism;
+    the same file with one path's shifts dropped is not."""
+    import json
+
+    from hybrid.searcher import proof_file
+
+    program = catalogue.get(name).trace()
+    p = prove(program)
+    data = json.loads(json.dumps(proof_file.document(p, program)))
+    assert proof_file.recheck(data, "proof.json")["confirmed"]
+    shifted = next(q for q in data["evidence"]["paths"] if q["shifts"])
+    shifted["shifts"] = {}
+    assert not proof_file.recheck(data, "proof.json")["confirmed"]
