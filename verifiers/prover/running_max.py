@@ -64,7 +64,7 @@ class _Rebuild:
         self.seen: dict[tuple, int] = {}
 
     def add(self, op: str, args: tuple[int, ...], attr: Any, like: Node | None = None) -> int:
-        key = (op, args, attr)
+        key = (op, args, type(attr), repr(attr))  # 0, 0.0 and -0.0 are equal keys otherwise
         if op != "input" and not draws_randomness(op, attr) and key in self.seen:
             return self.seen[key]
         if like is not None:
@@ -156,47 +156,67 @@ def _emit(out: _Rebuild, mode: str, cands: Candidates) -> int | None:
     return idx if start == 0 else out.add("add", (idx, out.add("const", (), start)), None)
 
 
-def normal_form(program: Program) -> Normal:
-    """The program with its running-max chains as ``max`` / ``argmax`` (the same program object
-    when nothing matched)."""
+def _rebuild(program: Program, banned: set[int]) -> tuple[_Rebuild, dict[int, int], dict[int, int]]:
+    """The rewritten nodes, the map from the program's nodes, and per rewritten ``ite`` (not in
+    ``banned``) its condition."""
     out = _Rebuild()
     new: dict[int, int] = {}
     reps: dict[int, tuple[str | None, Candidates]] = {}  # by node of the rebuild
-    rewrites = 0
+    conditions: dict[int, int] = {}
     for i, n in enumerate(program.nodes):
         args = tuple(new[a] for a in n.args)
         moved = Node(n.op, args, n.attr, n.lo, n.hi, n.kind, n.bottom)
-        choice = _choice(tuple(out.nodes), moved) if n.op == "ite" else None
+        allowed = n.op == "ite" and i not in banned
+        choice = _choice(tuple(out.nodes), moved) if allowed else None
         if choice is not None:
             op, a, b = choice
-            new[i] = out.add(op, (a, b), None)
-            rewrites += 1
+            new[i], conditions[i] = out.add(op, (a, b), None), n.args[0]
             continue
         found = _index(out.nodes, reps, moved) if n.op == "ite" and n.kind == INT else None
-        if found is not None:
+        if found is not None and allowed:
             emitted = _emit(out, *found)
             if emitted is not None and (out.nodes[emitted].lo, out.nodes[emitted].hi) == (n.lo, n.hi):
-                new[i] = emitted
+                new[i], conditions[i] = emitted, n.args[0]
                 reps[emitted] = found
-                rewrites += 1
                 continue
         new[i] = out.add(n.op, args, n.attr, like=n)
-        if n.op == "const" and isinstance(n.attr, int) and not isinstance(n.attr, bool):
+        if n.op == "const" and type(n.attr) is int:
             reps[new[i]] = (None, {n.attr: None})
         elif found is not None:
             reps[new[i]] = found
-    if not rewrites:
-        return Normal(program)
-    return _pruned(program, out.nodes, [new[o] for o in program.outputs], new, rewrites)
+    return out, new, conditions
 
 
-def _pruned(program: Program, nodes: list[Node], outputs: list[int], new: dict[int, int], rewrites: int) -> Normal:
-    """Only the nodes the outputs need (and every input), renumbered in order."""
+def normal_form(program: Program) -> Normal:
+    """The program with its running-max chains as ``max`` / ``argmax`` (the same program object
+    when nothing matched).  A rewrite whose comparison the program still needs elsewhere (a
+    threshold test that also counts, as in adaptive sparse vector) would only add a decision: such
+    rewrites are undone until every rewritten comparison is gone."""
+    banned: set[int] = set()
+    while True:
+        out, new, conditions = _rebuild(program, banned)
+        if not conditions:
+            return Normal(program)
+        live = _live(out.nodes, [new[o] for o in program.outputs])
+        kept = {i for i, c in conditions.items() if new[c] in live or (program.nodes[c].op == "not" and
+                                                                      new[program.nodes[c].args[0]] in live)}
+        if not kept:
+            return _pruned(program, out.nodes, [new[o] for o in program.outputs], new, len(conditions))
+        banned |= kept
+
+
+def _live(nodes: list[Node], outputs: list[int]) -> set[int]:
+    """The nodes the outputs need, and every input."""
     needed = set(outputs) | {k for k, n in enumerate(nodes) if n.op == "input"}
     for k in range(len(nodes) - 1, -1, -1):
         if k in needed:
             needed.update(nodes[k].args)
-    order = sorted(needed)
+    return needed
+
+
+def _pruned(program: Program, nodes: list[Node], outputs: list[int], new: dict[int, int], rewrites: int) -> Normal:
+    """Only the nodes the outputs need (and every input), renumbered in order."""
+    order = sorted(_live(nodes, outputs))
     at = {old: k for k, old in enumerate(order)}
     kept = tuple(Node(nodes[k].op, tuple(at[a] for a in nodes[k].args), nodes[k].attr, nodes[k].lo, nodes[k].hi,
                       nodes[k].kind, nodes[k].bottom) for k in order)
