@@ -152,7 +152,22 @@ def _set_event(event: SetEvent, out: _Outputs) -> bool:
             if not candidates:
                 return False
         return True
+    k = _read_component(event, out.tuple_output)
+    if k is not None:
+        out.run.expect(k, _indices(event.values))
     return _member(feature_value(event.feature, out), event.values)
+
+
+def _read_component(event: SetEvent, tuple_output: bool) -> int | None:
+    """The output component a set event reads alone (the output itself when it is not a tuple), or None."""
+    if event.feature.kind == "component":
+        return event.feature.index if tuple_output and 0 <= event.feature.index else None
+    return 0 if event.feature == IDENTITY and not tuple_output else None
+
+
+def _indices(values: Sequence[Any]) -> tuple[Any, ...]:
+    """An event's values with numpy integers as ints (what an argmax output is compared with)."""
+    return tuple(int(v) if isinstance(v, np.integer) else v for v in values)
 
 
 def _threshold(event: Threshold, out: _Outputs) -> bool:
@@ -193,6 +208,9 @@ def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> Symbolic
     weigh = _weigher(event, arity, tuple_output)
     first = _first_reader(event, tuple_output)
     weigh.reads_every_output = first is not None  # type: ignore[attr-defined]
+    if isinstance(event, SetEvent) and _read_component(event, tuple_output) is not None:
+        # the backend may explore only the winners the event wants (Run.expect) instead of every run
+        weigh.expects = (_read_component(event, tuple_output), _indices(event.values))  # type: ignore[attr-defined]
     rest = event.parts[1:] if isinstance(event, Product) and event.parts[0] is first else ()
     if isinstance(first, SetEvent) and (first is event or rest):
         # a set event heading the event: the runs it keeps are shared by every event it heads, and

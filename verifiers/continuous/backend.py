@@ -218,7 +218,8 @@ class ContinuousBackend:
 
     # -- enclosures --------------------------------------------------------------------
     def enclose(self, spec: Specialised, paths: Iterable[Path], level: int) -> Enclosure:
-        """``sum weight * result * P(region)`` over the paths, at ``level``."""
+        """``sum weight * result * P(region)`` over the paths, at ``level`` (a result may be negative:
+        see :meth:`_argmax_paths`)."""
         total = ZERO
         with working_precision(level):
             for p in paths:
@@ -232,7 +233,7 @@ class ContinuousBackend:
                     self.regions += 1
                     self._constraints += REGION_WORK + CONSTRAINT_WORK * len(p.constraints)
                 total = total + region.scaled(p.weight * Fraction(p.result))
-        return total
+        return total if total.lo >= 0 else Enclosure(Fraction(0), total.hi)  # a complement's paths subtract
 
     def distribution(self, x: Sequence[int], level: int = 0) -> dict[Any, Enclosure]:
         """Each output's probability enclosed (outputs that are certainly impossible left out)."""
@@ -285,11 +286,41 @@ class ContinuousBackend:
         return self._labels[at]
 
     def _event_paths(self, x: Sequence[int], event: Iterable[Any] | SymbolicEvent) -> list[Path]:
+        narrowed = self._argmax_paths(x, event) if callable(event) else None
+        if narrowed is not None:
+            return narrowed
         if callable(event):
             paths = self._paths_on_runs(x, event) if getattr(event, "reads_every_output", False) else None
             return self.paths(x, event) if paths is None else paths
         members = {tuple(o) if isinstance(o, list) else o for o in event}
         return [p for o, ps in self.output_paths(x).items() if o in members for p in ps]
+
+    def _argmax_paths(self, x: Sequence[int], event: SymbolicEvent) -> list[Path] | None:
+        """The paths of an event ``{output k in S}`` on an argmax output (``event.expects``: ``(k, S)``)
+        from the winners in ``S`` only (:meth:`Run.expect`), or, when ``S`` holds more than half of the
+        indices, as ``1 - P(output k in complement)``: a path of weight 1 and no constraint, and the
+        complement's paths counted ``-1`` times (the winners' regions partition the noise space up to
+        boundaries of probability zero).  None for any other event."""
+        expects = getattr(event, "expects", None)
+        if expects is None:
+            return None
+        k, values = expects
+        spec = self.specialised(x)
+        if not 0 <= k < len(spec.outputs) or spec.nodes[spec.outputs[k]].op != "argmax":
+            return None
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return None
+        arity = len(spec.nodes[spec.outputs[k]].args)
+        wanted = frozenset(v for v in values if 0 <= v < arity)
+        if 2 * len(wanted) <= arity:
+            return self.paths(x, event)
+        rest = frozenset(range(arity)) - wanted
+
+        def complement(run: Run) -> int:
+            run.expect(k, tuple(rest))
+            return 1 if run.output(k) in rest else 0
+
+        return [Path(Fraction(1), (), 1)] + [dataclasses.replace(p, result=-1) for p in self.paths(x, complement)]
 
     def _paths_on_runs(self, x: Sequence[int], event: SymbolicEvent) -> list[Path] | None:
         """The paths of an event that reads every output first, from the finished runs of ``x``: the
