@@ -13,7 +13,7 @@ from fractions import Fraction
 import pytest
 
 from hybrid.searcher.regions import symbolic
-from hybrid.testers.events import Product, SetEvent, Threshold
+from hybrid.testers.events import SetEvent, Threshold
 from hybrid.testers.features import IDENTITY, Feature
 from samplers import catalogue
 from samplers.lang import all_differ, argmax, ints, laplace, mechanism
@@ -87,20 +87,34 @@ def _tied_program(ties: str):
 
 
 @pytest.mark.parametrize("ties", ["first", "uniform"])
-def test_ties_and_products_narrowed_equal_full(ties):
+def test_ties_and_thresholds_narrowed_equal_full(ties):
     b = ContinuousBackend(_tied_program(ties))
     rng = random.Random(7)
     arity = 7
     for x in ([0, 0, 0], [2, 1, 0], [1, 2, 2]):
         _check(b, x, lambda S: symbolic(SetEvent(Feature("component", index=1), S), arity=2, tuple_output=True),
                1, True, arity, rng)
-        for S in ((3,), (4,), (5, 6), (0, 3)):  # a product: the set event narrows, the threshold still applies
-            ev = Product((Threshold(Feature("component", index=0), 1.5, below=False),
-                          SetEvent(Feature("component", index=1), S)))
-            got = b.event_probability(x, symbolic(ev, arity=2, tuple_output=True))
+        one = [b.event_probability(x, symbolic(SetEvent(Feature("component", index=1), (i,)), arity=2,
+                                               tuple_output=True)) for i in range(arity)]
+        assert sum(e.lo for e in one) <= 1 <= sum(e.hi for e in one)
+        if ties == "first":  # the second of two equal values never wins
+            assert one[4].hi == 0 and one[6].hi == 0 and one[3].lo > 0 and one[5].lo > 0
+        else:  # equal values share their wins
+            assert (one[3].lo, one[3].hi) == (one[4].lo, one[4].hi) and one[3].lo > 0
+            assert (one[5].lo, one[5].hi) == (one[6].lo, one[6].hi)
+        for alpha, below in ((2.5, True), (4, False), (0.0, True), (float("inf"), True), (-1.5, False)):
+            ev = symbolic(Threshold(Feature("component", index=1), alpha, below=below), arity=2, tuple_output=True)
+            got = b.event_probability(x, ev)
+            full = _full(b, x, 1, True, [i for i in range(arity) if (i < alpha if below else alpha <= i)])
+            assert max(got.lo, full.lo) <= min(got.hi, full.hi) and got.hi - got.lo < Fraction(1, 10**12)
 
-            def plain(run, S=S):
-                return 1 if run.require(Fraction(3, 2), run.output(0), strict=False) and run.output(1) in S else 0
 
-            full = b.enclose(b.specialised(x), b.paths(x, plain), 0)
-            assert (got.lo, got.hi) == (full.lo, full.hi), (x, S)
+def test_threshold_on_report_noisy_max_index():
+    """A tester's event ``output < a`` on the index: the winners below ``a`` only, or 1 minus the others."""
+    n = 8
+    b = ContinuousBackend(catalogue.get("report_noisy_max1").trace(eps=0.1, n=n))
+    x = [0, 2, 1, 3, 0, 1, 2, 2]
+    for alpha in (0.5, 3, 6.5, 100.0):
+        got = b.event_probability(x, symbolic(Threshold(IDENTITY, alpha, below=True), arity=1, tuple_output=False))
+        full = _full(b, x, 0, False, [i for i in range(n) if i < alpha])
+        assert max(got.lo, full.lo) <= min(got.hi, full.hi) and got.hi - got.lo < Fraction(1, 10**12)

@@ -133,6 +133,15 @@ class GlobalLevel:
         return eps_bracket(self.ratio)[1]
 
 
+def _narrowed(event: SymbolicEvent, k: int, wanted: tuple[int, ...]) -> SymbolicEvent:
+    """``event`` explored on the paths where output ``k`` (an argmax) is in ``wanted`` only."""
+    def body(run: Run) -> Any:
+        run.expect(k, wanted)
+        return event(run) if run.output(k) in wanted else 0
+
+    return body
+
+
 def _ratio_width_ok(r: RatioEnclosure, rel: Fraction) -> bool:
     if r.lo == INF or r.hi == 0:
         return True
@@ -296,31 +305,26 @@ class ContinuousBackend:
         return [p for o, ps in self.output_paths(x).items() if o in members for p in ps]
 
     def _argmax_paths(self, x: Sequence[int], event: SymbolicEvent) -> list[Path] | None:
-        """The paths of an event ``{output k in S}`` on an argmax output (``event.expects``: ``(k, S)``)
-        from the winners in ``S`` only (:meth:`Run.expect`), or, when ``S`` holds more than half of the
-        indices, as ``1 - P(output k in complement)``: a path of weight 1 and no constraint, and the
-        complement's paths counted ``-1`` times (the winners' regions partition the noise space up to
-        boundaries of probability zero).  None for any other event."""
+        """The paths of an event that reads output ``k`` only, when that output is an argmax
+        (``event.expects``: ``k`` and ``holds(i)``, whether the event holds when the index is ``i``):
+        only the winners it holds on are explored (:meth:`Run.expect`), or, when it holds on more
+        than half of the indices, ``1 - P(the others win)``: a path of weight 1 and no constraint, and
+        the others' paths counted ``-1`` times (the winners' regions partition the noise space up to
+        boundaries of probability zero).  None for any other event or output."""
         expects = getattr(event, "expects", None)
         if expects is None:
             return None
-        k, values = expects
+        k, holds = expects
         spec = self.specialised(x)
         if not 0 <= k < len(spec.outputs) or spec.nodes[spec.outputs[k]].op != "argmax":
             return None
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-            return None
         arity = len(spec.nodes[spec.outputs[k]].args)
-        wanted = frozenset(v for v in values if 0 <= v < arity)
+        wanted = tuple(i for i in range(arity) if holds(i))
         if 2 * len(wanted) <= arity:
-            return self.paths(x, event)
-        rest = frozenset(range(arity)) - wanted
-
-        def complement(run: Run) -> int:
-            run.expect(k, tuple(rest))
-            return 1 if run.output(k) in rest else 0
-
-        return [Path(Fraction(1), (), 1)] + [dataclasses.replace(p, result=-1) for p in self.paths(x, complement)]
+            return self.paths(x, _narrowed(event, k, wanted))
+        rest = tuple(sorted(set(range(arity)) - set(wanted)))
+        others = self.paths(x, _narrowed(lambda run: 1, k, rest))
+        return [Path(Fraction(1), (), 1)] + [dataclasses.replace(p, result=-p.result) for p in others]
 
     def _paths_on_runs(self, x: Sequence[int], event: SymbolicEvent) -> list[Path] | None:
         """The paths of an event that reads every output first, from the finished runs of ``x``: the
