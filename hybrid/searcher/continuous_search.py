@@ -10,6 +10,9 @@ backend (:mod:`verifiers.continuous.backend`) in place of an exact one:
    continuous values, an event is built and tuned on each pair's exact structure
    (:mod:`hybrid.searcher.numeric_events`) and its ratio enclosed; the tester's own event is
    certified too;
+   One argmax over many values is certified instead on the events ``{index = o}`` of a few
+   likely winners per pair (``_Winners``), each from its winner's region only, so a pair costs
+   ``O(n)`` constraints, not ``O(n^2)``;
 3. **improve** -- finite outputs: local search on the inputs from the best few pairs while the
    certified ratio grows, each ended by the stop rules of :mod:`hybrid.searcher.stopping`
    (converged, a proved upper bound met, a local optimum, a budget), named in ``stopped_by``;
@@ -52,6 +55,8 @@ from hybrid.searcher.regions import symbolic
 from hybrid.searcher.slices import plan, sliced_search
 from hybrid.searcher.state import SearchResult, certified_level, finish, Search
 from hybrid.searcher.statistical import confidence_of, one_sided, statistical, uncertified
+from hybrid.testers.events import SetEvent
+from hybrid.testers.features import IDENTITY
 from hybrid.seeds import derive_seed
 from samplers.deadline import TimeLimitReached
 from samplers.errors import LimitExceeded, UnsupportedByBackend
@@ -65,6 +70,8 @@ PROPOSE_SAMPLES = 1_000_000  # the tester only proposes here: certification does
 KEEP = 4  # best-tested pairs certified first (each in both orders)
 STARTS = 3  # local searches, from the best certified pairs
 CERTIFY_SHARE = 0.5  # of the enclosures budget, for certifying candidates when a local search follows
+MANY_WINNERS = 64  # an argmax over more values is certified on a few winners' events (_Winners)
+WINNERS_TRIED = 3  # events {index = o} certified per pair there
 SEMANTICS = ("certified against the real-number semantics of the noise (exact scales), "
              "not a floating-point implementation")
 
@@ -91,11 +98,12 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
     clock.stage("certify")
     s.say("certifying candidates with rigorous enclosures")
     try:
-        finite = backend.finite_outputs(pairs[0].x)
+        many = _many_winners(backend, pairs[0].x)
+        finite = many or backend.finite_outputs(pairs[0].x)
         if not finite and sampler is None:  # events on released values are tuned on samples
             return attach(s, uncertified(s, program, None, "no certified result: the sampler was not compiled in "
                                                            "time, and events on released values are tuned on samples"))
-        run = _Finite(s, backend) if finite else _Numeric(s, backend, sampler)
+        run = _Winners(s, backend) if many else _Finite(s, backend) if finite else _Numeric(s, backend, sampler)
         best = run.certify(_candidates(s, program, pairs, patterns_first=not finite))
         proposed = _proposed(s, backend, interval)
     except TimeLimitReached as e:
@@ -312,6 +320,60 @@ class _Finite:
             return None
         s.queries += g.pairs
         return g
+
+
+def _many_winners(backend: ContinuousBackend, x: Any) -> bool:
+    """Whether the program releases one argmax over more than :data:`MANY_WINNERS` values."""
+    if backend.program.tuple_output:
+        return False
+    spec = backend.specialised(x)
+    node = spec.nodes[spec.outputs[0]]
+    return node.op == "argmax" and len(node.args) > MANY_WINNERS
+
+
+class _Winners(_Finite):
+    """One argmax over many values: each pair certified on the events ``{index = o}`` of a few likely
+    winners ``o`` (:func:`likely_winners`), each enclosed from its own winner's region only (the
+    continuous backend narrows an argmax to the event's indices), instead of the pair's level over
+    every output (``n`` regions of ``n - 1`` constraints each).  A lower bound, as any certified
+    event's ratio; the bracket is the witness event's ratio enclosure, not the pair's level, and the
+    global sweep is not tried."""
+
+    def __init__(self, s: Search, backend: ContinuousBackend) -> None:
+        super().__init__(s, backend)
+        self._bests: dict[tuple, _Best] = {}
+
+    def _best_of(self, pair: Pair) -> _Best:
+        key = (pair.x, pair.x_prime)
+        if key not in self._bests:
+            best = None
+            for o in likely_winners(pair.x, pair.x_prime):
+                event = symbolic(SetEvent(IDENTITY, (o,)), arity=1, tuple_output=False)
+                w = self.backend.witness_ratio(pair.x, pair.x_prime, event)
+                self.s.queries += 1
+                _note_refinement(self.s, w.decided)
+                if best is None or w.ratio.lo > best.ratio.lo:
+                    best = _Best(pair, w.ratio, o)
+            self._bests[key] = best
+        return dataclasses.replace(self._bests[key], pair=pair)
+
+    def finish(self, best: _Best) -> tuple[RatioEnclosure, tuple[float, float], Any]:
+        """The witness event's ratio (enclosed to the backend's relative width already)."""
+        return best.ratio, eps_bracket(best.ratio), [output_to_json(best.witness)]
+
+    def global_level(self) -> Any:
+        self.s.limits.append(f"global verification skipped: an argmax over more than {MANY_WINNERS} values "
+                             "is certified on single winners' events")
+        return None
+
+
+def likely_winners(x: Any, xp: Any, count: int = WINNERS_TRIED) -> list[int]:
+    """The indices whose events ``{index = o}`` are certified on a pair: those where ``x`` exceeds
+    ``x'`` the most (the first ``count - 1``), and the largest entry of ``x`` (the likeliest winner);
+    counts on the pair only, so the same on any machine."""
+    by_gap = sorted(range(len(x)), key=lambda i: (xp[i] - x[i], -x[i], i))[:max(1, count - 1)]
+    top = min(range(len(x)), key=lambda i: (-x[i], i))
+    return by_gap + ([top] if top not in by_gap else [])
 
 
 class _Numeric:
