@@ -105,7 +105,7 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
                                                            "time, and events on released values are tuned on samples"))
         run = _Winners(s, backend) if many else _Finite(s, backend) if finite else _Numeric(s, backend, sampler)
         best = run.certify(_candidates(s, program, pairs, patterns_first=not finite))
-        proposed = _proposed(s, backend, interval)
+        proposed = _proposed(s, backend, interval, many)
     except TimeLimitReached as e:
         return uncertified(s, program, interval, f"no certified result ({e})")
     except (UnsupportedByBackend, LimitExceeded) as e:
@@ -171,15 +171,22 @@ def _candidates(s: Search, program: Program, ranked: list[Pair], patterns_first:
     return list(out.values())
 
 
-def _proposed(s: Search, backend: ContinuousBackend, interval: Any) -> dict[str, Any] | None:
-    """The tester's own event, certified as proposed (None without one, or without the time to weigh it)."""
+def _proposed(s: Search, backend: ContinuousBackend, interval: Any, many: bool) -> dict[str, Any] | None:
+    """The tester's own event, certified as proposed (None without one, without the time to weigh it,
+    or, on an argmax over many values, when it needs more than :data:`WINNERS_TRIED` winners' regions)."""
     d = None if interval is None else interval.rejected
     if d is None:
         return None
     prog = backend.program
+    event = symbolic(d.event, arity=prog.arity, tuple_output=prog.tuple_output)
+    if many:
+        need = _winners_needed(backend, d.pair.x, event)
+        if need is None or need > WINNERS_TRIED:
+            s.limits.append(f"the tester's event was not weighed: it needs "
+                            f"{'every' if need is None else need} winners' regions of an argmax over many values")
+            return None
     try:
-        w = backend.witness_ratio(d.pair.x, d.pair.x_prime,
-                                  symbolic(d.event, arity=prog.arity, tuple_output=prog.tuple_output))
+        w = backend.witness_ratio(d.pair.x, d.pair.x_prime, event)
     except TimeLimitReached as e:
         s.limits.append(f"{e}: the tester's event was not weighed")
         return None
@@ -216,10 +223,19 @@ class _Finite:
         lv = self.level_of(pair.x, pair.x_prime)
         return _Best(pair, lv.ratio, lv.output)
 
+    def _rule(self) -> Any:
+        """The stop rules of a local search (:mod:`hybrid.searcher.stopping`)."""
+        return self.s.convergence()
+
+    def _pairs_rule(self) -> Any:
+        """A convergence rule over the candidate pairs certified, or None: every one is certified."""
+        return None
+
     def certify(self, pairs: list[Pair]) -> _Best:
         """The levels of the first ``certify_pairs`` candidates; the best few start local searches."""
         found: list[_Best] = []
         todo = _budgeted(self.s, pairs)
+        window = self._pairs_rule()
         for i, p in enumerate(todo):
             if i >= 2 and _spent(self.s, self.backend, CERTIFY_SHARE, f"certified {i} of {len(todo)} candidate pairs"):
                 break
@@ -236,6 +252,12 @@ class _Finite:
             self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
                                "ratio": ratio_str(b.ratio.lo), "output": output_to_json(b.witness)})
             found.append(b)
+            level = certified_level(max(f.ratio.lo for f in found))
+            if window is not None and (window.start(level) if i == 0 else window.step(level)) == "converged":
+                self.s.limits.append(f"certified {i + 1} of {len(todo)} candidate pairs: the certified level grew "
+                                     f"by at most the precision over the last {window.window} pairs")
+                self.s.stopped_by.append("converged")
+                break
         self.table.sort(key=lambda c: -_ratio_value(c["ratio"]))
         self.starts = sorted(found, key=lambda b: -b.ratio.lo)[:STARTS]
         return self.starts[0]
@@ -259,7 +281,7 @@ class _Finite:
         climbing (the enclosures budget is spent, the time limit passed, or the proved upper bound met)."""
         program, budget = self.backend.program, self.s.budget
         tried, steps, improved, came_from = {(best.pair.x, best.pair.x_prime)}, 0, True, None
-        rule = self.s.convergence()
+        rule = self._rule()
         stop = rule.start(certified_level(best.ratio.lo))
         try:
             while improved and best.ratio.lo != INF and not stop:
@@ -331,6 +353,18 @@ def _many_winners(backend: ContinuousBackend, x: Any) -> bool:
     return node.op == "argmax" and len(node.args) > MANY_WINNERS
 
 
+def _winners_needed(backend: ContinuousBackend, x: Any, event: Any) -> int | None:
+    """How many winners' regions the backend encloses for ``event`` on the argmax output (the fewer of
+    those it holds on and the others, :meth:`ContinuousBackend._argmax_paths`); None: every path."""
+    expects = getattr(event, "expects", None)
+    if expects is None:
+        return None
+    spec = backend.specialised(x)
+    arity = len(spec.nodes[spec.outputs[0]].args)
+    count = sum(1 for i in range(arity) if expects[1](i))
+    return min(count, arity - count)
+
+
 class _Winners(_Finite):
     """One argmax over many values: each pair certified on the events ``{index = o}`` of a few likely
     winners ``o`` (:func:`likely_winners`), each enclosed from its own winner's region only (the
@@ -356,6 +390,20 @@ class _Winners(_Finite):
                     best = _Best(pair, w.ratio, o)
             self._bests[key] = best
         return dataclasses.replace(self._bests[key], pair=pair)
+
+    def _rule(self) -> Any:
+        """A pair costs a few winners' regions of ``n - 1`` constraints each: local searches and the
+        candidates stop after ``pair_window`` pairs without growth, not ``window``."""
+        return dataclasses.replace(self.s.convergence(), window=self.s.budget.pair_window)
+
+    def _pairs_rule(self) -> Any:
+        return self._rule()
+
+    def certify(self, pairs: list[Pair]) -> _Best:
+        """The candidates' events; one local search follows, from the best pair."""
+        best = super().certify(pairs)
+        self.starts = self.starts[:1]
+        return best
 
     def finish(self, best: _Best) -> tuple[RatioEnclosure, tuple[float, float], Any]:
         """The witness event's ratio (enclosed to the backend's relative width already)."""
