@@ -21,5 +21,5 @@ def test_report_noisy_max_certified_on_winners_events(monkeypatch):
     r = search("report_noisy_max1", {"n": 20}, seed=0)
     assert r.certified and 0.099 <= r.eps_lower <= 0.1
     assert r.eps_upper is not None and r.eps_upper <= 0.1 + 1e-12
-    assert len(r.witness["event"]) == 1
+    assert len(r.witness["event"]) == 1 and r.bracket is None  # no pair level: the event's ratio only
     assert any("single winners' events" in m for m in r.limits_hit)

@@ -130,6 +130,8 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
         note=f"{program.name} draws continuous noise: {SEMANTICS}",
     )
     result.ratio_enclosure = ratio.to_json()
+    if many:  # no pair's level was enclosed: the witness event's ratio (ratio_enclosure) is all there is
+        result.bracket = None
     if proposed is not None:
         result.candidates.insert(0, proposed)
     if g is not None:
@@ -370,8 +372,8 @@ class _Winners(_Finite):
     winners ``o`` (:func:`likely_winners`), each enclosed from its own winner's region only (the
     continuous backend narrows an argmax to the event's indices), instead of the pair's level over
     every output (``n`` regions of ``n - 1`` constraints each).  A lower bound, as any certified
-    event's ratio; the bracket is the witness event's ratio enclosure, not the pair's level, and the
-    global sweep is not tried."""
+    event's ratio; no pair's level is enclosed (the result has no bracket, only the witness event's
+    ratio enclosure), and the global sweep is not tried."""
 
     def __init__(self, s: Search, backend: ContinuousBackend) -> None:
         super().__init__(s, backend)
