@@ -10,6 +10,9 @@ backend (:mod:`verifiers.continuous.backend`) in place of an exact one:
    continuous values, an event is built and tuned on each pair's exact structure
    (:mod:`hybrid.searcher.numeric_events`) and its ratio enclosed; the tester's own event is
    certified too;
+   One argmax over many values is certified instead on the events ``{index = o}`` of a few
+   likely winners per pair (``_Winners``), each from its winner's region only, so a pair costs
+   ``O(n)`` constraints, not ``O(n^2)``;
 3. **improve** -- finite outputs: local search on the inputs from the best few pairs while the
    certified ratio grows, each ended by the stop rules of :mod:`hybrid.searcher.stopping`
    (converged, a proved upper bound met, a local optimum, a budget), named in ``stopped_by``;
@@ -52,6 +55,8 @@ from hybrid.searcher.regions import symbolic
 from hybrid.searcher.slices import plan, sliced_search
 from hybrid.searcher.state import SearchResult, certified_level, finish, Search
 from hybrid.searcher.statistical import confidence_of, one_sided, statistical, uncertified
+from hybrid.testers.events import SetEvent
+from hybrid.testers.features import IDENTITY
 from hybrid.seeds import derive_seed
 from samplers.deadline import TimeLimitReached
 from samplers.errors import LimitExceeded, UnsupportedByBackend
@@ -65,6 +70,8 @@ PROPOSE_SAMPLES = 1_000_000  # the tester only proposes here: certification does
 KEEP = 4  # best-tested pairs certified first (each in both orders)
 STARTS = 3  # local searches, from the best certified pairs
 CERTIFY_SHARE = 0.5  # of the enclosures budget, for certifying candidates when a local search follows
+MANY_WINNERS = 64  # an argmax over more values is certified on a few winners' events (_Winners)
+WINNERS_TRIED = 3  # events {index = o} certified per pair there
 SEMANTICS = ("certified against the real-number semantics of the noise (exact scales), "
              "not a floating-point implementation")
 
@@ -91,13 +98,14 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
     clock.stage("certify")
     s.say("certifying candidates with rigorous enclosures")
     try:
-        finite = backend.finite_outputs(pairs[0].x)
+        many = _many_winners(backend, pairs[0].x)
+        finite = many or backend.finite_outputs(pairs[0].x)
         if not finite and sampler is None:  # events on released values are tuned on samples
             return attach(s, uncertified(s, program, None, "no certified result: the sampler was not compiled in "
                                                            "time, and events on released values are tuned on samples"))
-        run = _Finite(s, backend) if finite else _Numeric(s, backend, sampler)
+        run = _Winners(s, backend) if many else _Finite(s, backend) if finite else _Numeric(s, backend, sampler)
         best = run.certify(_candidates(s, program, pairs, patterns_first=not finite))
-        proposed = _proposed(s, backend, interval)
+        proposed = _proposed(s, backend, interval, many)
     except TimeLimitReached as e:
         return uncertified(s, program, interval, f"no certified result ({e})")
     except (UnsupportedByBackend, LimitExceeded) as e:
@@ -122,6 +130,8 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
         note=f"{program.name} draws continuous noise: {SEMANTICS}",
     )
     result.ratio_enclosure = ratio.to_json()
+    if many:  # no pair's level was enclosed: the witness event's ratio (ratio_enclosure) is all there is
+        result.bracket = None
     if proposed is not None:
         result.candidates.insert(0, proposed)
     if g is not None:
@@ -163,15 +173,22 @@ def _candidates(s: Search, program: Program, ranked: list[Pair], patterns_first:
     return list(out.values())
 
 
-def _proposed(s: Search, backend: ContinuousBackend, interval: Any) -> dict[str, Any] | None:
-    """The tester's own event, certified as proposed (None without one, or without the time to weigh it)."""
+def _proposed(s: Search, backend: ContinuousBackend, interval: Any, many: bool) -> dict[str, Any] | None:
+    """The tester's own event, certified as proposed (None without one, without the time to weigh it,
+    or, on an argmax over many values, when it needs more than :data:`WINNERS_TRIED` winners' regions)."""
     d = None if interval is None else interval.rejected
     if d is None:
         return None
     prog = backend.program
+    event = symbolic(d.event, arity=prog.arity, tuple_output=prog.tuple_output)
+    if many:
+        need = _winners_needed(backend, d.pair.x, event)
+        if need is None or need > WINNERS_TRIED:
+            s.limits.append(f"the tester's event was not weighed: it needs "
+                            f"{'every' if need is None else need} winners' regions of an argmax over many values")
+            return None
     try:
-        w = backend.witness_ratio(d.pair.x, d.pair.x_prime,
-                                  symbolic(d.event, arity=prog.arity, tuple_output=prog.tuple_output))
+        w = backend.witness_ratio(d.pair.x, d.pair.x_prime, event)
     except TimeLimitReached as e:
         s.limits.append(f"{e}: the tester's event was not weighed")
         return None
@@ -208,10 +225,19 @@ class _Finite:
         lv = self.level_of(pair.x, pair.x_prime)
         return _Best(pair, lv.ratio, lv.output)
 
+    def _rule(self) -> Any:
+        """The stop rules of a local search (:mod:`hybrid.searcher.stopping`)."""
+        return self.s.convergence()
+
+    def _pairs_rule(self) -> Any:
+        """A convergence rule over the candidate pairs certified, or None: every one is certified."""
+        return None
+
     def certify(self, pairs: list[Pair]) -> _Best:
         """The levels of the first ``certify_pairs`` candidates; the best few start local searches."""
         found: list[_Best] = []
         todo = _budgeted(self.s, pairs)
+        window = self._pairs_rule()
         for i, p in enumerate(todo):
             if i >= 2 and _spent(self.s, self.backend, CERTIFY_SHARE, f"certified {i} of {len(todo)} candidate pairs"):
                 break
@@ -228,6 +254,12 @@ class _Finite:
             self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
                                "ratio": ratio_str(b.ratio.lo), "output": output_to_json(b.witness)})
             found.append(b)
+            level = certified_level(max(f.ratio.lo for f in found))
+            if window is not None and (window.start(level) if i == 0 else window.step(level)) == "converged":
+                self.s.limits.append(f"certified {i + 1} of {len(todo)} candidate pairs: the certified level grew "
+                                     f"by at most the precision over the last {window.window} pairs")
+                self.s.stopped_by.append("converged")
+                break
         self.table.sort(key=lambda c: -_ratio_value(c["ratio"]))
         self.starts = sorted(found, key=lambda b: -b.ratio.lo)[:STARTS]
         return self.starts[0]
@@ -251,7 +283,7 @@ class _Finite:
         climbing (the enclosures budget is spent, the time limit passed, or the proved upper bound met)."""
         program, budget = self.backend.program, self.s.budget
         tried, steps, improved, came_from = {(best.pair.x, best.pair.x_prime)}, 0, True, None
-        rule = self.s.convergence()
+        rule = self._rule()
         stop = rule.start(certified_level(best.ratio.lo))
         try:
             while improved and best.ratio.lo != INF and not stop:
@@ -312,6 +344,86 @@ class _Finite:
             return None
         s.queries += g.pairs
         return g
+
+
+def _many_winners(backend: ContinuousBackend, x: Any) -> bool:
+    """Whether the program releases one argmax over more than :data:`MANY_WINNERS` values."""
+    if backend.program.tuple_output:
+        return False
+    spec = backend.specialised(x)
+    node = spec.nodes[spec.outputs[0]]
+    return node.op == "argmax" and len(node.args) > MANY_WINNERS
+
+
+def _winners_needed(backend: ContinuousBackend, x: Any, event: Any) -> int | None:
+    """How many winners' regions the backend encloses for ``event`` on the argmax output (the fewer of
+    those it holds on and the others, :meth:`ContinuousBackend._argmax_paths`); None: every path."""
+    expects = getattr(event, "expects", None)
+    if expects is None:
+        return None
+    spec = backend.specialised(x)
+    arity = len(spec.nodes[spec.outputs[0]].args)
+    count = sum(1 for i in range(arity) if expects[1](i))
+    return min(count, arity - count)
+
+
+class _Winners(_Finite):
+    """One argmax over many values: each pair certified on the events ``{index = o}`` of a few likely
+    winners ``o`` (:func:`likely_winners`), each enclosed from its own winner's region only (the
+    continuous backend narrows an argmax to the event's indices), instead of the pair's level over
+    every output (``n`` regions of ``n - 1`` constraints each).  A lower bound, as any certified
+    event's ratio; no pair's level is enclosed (the result has no bracket, only the witness event's
+    ratio enclosure), and the global sweep is not tried."""
+
+    def __init__(self, s: Search, backend: ContinuousBackend) -> None:
+        super().__init__(s, backend)
+        self._bests: dict[tuple, _Best] = {}
+
+    def _best_of(self, pair: Pair) -> _Best:
+        key = (pair.x, pair.x_prime)
+        if key not in self._bests:
+            best = None
+            for o in likely_winners(pair.x, pair.x_prime):
+                event = symbolic(SetEvent(IDENTITY, (o,)), arity=1, tuple_output=False)
+                w = self.backend.witness_ratio(pair.x, pair.x_prime, event)
+                self.s.queries += 1
+                _note_refinement(self.s, w.decided)
+                if best is None or w.ratio.lo > best.ratio.lo:
+                    best = _Best(pair, w.ratio, o)
+            self._bests[key] = best
+        return dataclasses.replace(self._bests[key], pair=pair)
+
+    def _rule(self) -> Any:
+        """A pair costs a few winners' regions of ``n - 1`` constraints each: local searches and the
+        candidates stop after ``pair_window`` pairs without growth, not ``window``."""
+        return dataclasses.replace(self.s.convergence(), window=self.s.budget.pair_window)
+
+    def _pairs_rule(self) -> Any:
+        return self._rule()
+
+    def certify(self, pairs: list[Pair]) -> _Best:
+        """The candidates' events; one local search follows, from the best pair."""
+        best = super().certify(pairs)
+        self.starts = self.starts[:1]
+        return best
+
+    def finish(self, best: _Best) -> tuple[RatioEnclosure, tuple[float, float], Any]:
+        """The witness event's ratio (enclosed to the backend's relative width already)."""
+        return best.ratio, eps_bracket(best.ratio), [output_to_json(best.witness)]
+
+    def global_level(self) -> Any:
+        self.s.limits.append(f"global verification skipped: an argmax over more than {MANY_WINNERS} values "
+                             "is certified on single winners' events")
+        return None
+
+
+def likely_winners(x: Any, xp: Any, count: int = WINNERS_TRIED) -> list[int]:
+    """The indices whose events ``{index = o}`` are certified on a pair: those where ``x`` exceeds
+    ``x'`` the most (the first ``count - 1``), and the largest entry of ``x`` (the likeliest winner);
+    counts on the pair only, so the same on any machine."""
+    by_gap = sorted(range(len(x)), key=lambda i: (xp[i] - x[i], -x[i], i))[:max(1, count - 1)]
+    top = min(range(len(x)), key=lambda i: (-x[i], i))
+    return by_gap + ([top] if top not in by_gap else [])
 
 
 class _Numeric:

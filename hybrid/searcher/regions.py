@@ -155,6 +155,29 @@ def _set_event(event: SetEvent, out: _Outputs) -> bool:
     return _member(feature_value(event.feature, out), event.values)
 
 
+def _read_component(event: Any, tuple_output: bool) -> int | None:
+    """The output component a set event or threshold reads alone (the output itself when it is not a
+    tuple), or None."""
+    if not isinstance(event, (SetEvent, Threshold)):
+        return None
+    if event.feature.kind == "component":
+        return event.feature.index if tuple_output and 0 <= event.feature.index else None
+    return 0 if event.feature == IDENTITY and not tuple_output else None
+
+
+def _holds_on_index(event: SetEvent | Threshold) -> Any:
+    """Whether the event holds when the component it reads is the integer ``i`` (an argmax's index),
+    decided as the symbolic event decides a constant value."""
+    if isinstance(event, SetEvent):
+        return lambda i: _member(i, event.values)
+    if math.isnan(event.alpha):
+        raise MalformedEvent("a threshold of NaN")
+    if math.isinf(event.alpha):
+        return lambda i: event.below == (event.alpha > 0)
+    alpha = Fraction(event.alpha)
+    return (lambda i: i < alpha) if event.below else (lambda i: alpha <= i)
+
+
 def _threshold(event: Threshold, out: _Outputs) -> bool:
     v = feature_value(event.feature, out)
     if v is NAN or isinstance(v, tuple) or (not isinstance(v, Form) and is_bottom(v)):
@@ -193,6 +216,9 @@ def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> Symbolic
     weigh = _weigher(event, arity, tuple_output)
     first = _first_reader(event, tuple_output)
     weigh.reads_every_output = first is not None  # type: ignore[attr-defined]
+    k = _read_component(event, tuple_output)
+    if k is not None:  # on an argmax output the backend explores only the winners it holds on (Run.expect)
+        weigh.expects = (k, _holds_on_index(event))  # type: ignore[attr-defined]
     rest = event.parts[1:] if isinstance(event, Product) and event.parts[0] is first else ()
     if isinstance(first, SetEvent) and (first is event or rest):
         # a set event heading the event: the runs it keeps are shared by every event it heads, and

@@ -134,6 +134,15 @@ class GlobalLevel:
         return eps_bracket(self.ratio)[1]
 
 
+def _narrowed(event: SymbolicEvent, k: int, wanted: tuple[int, ...]) -> SymbolicEvent:
+    """``event`` explored on the paths where output ``k`` (an argmax) is in ``wanted`` only."""
+    def body(run: Run) -> Any:
+        run.expect(k, wanted)
+        return event(run) if run.output(k) in wanted else 0
+
+    return body
+
+
 def _ratio_width_ok(r: RatioEnclosure, rel: Fraction) -> bool:
     if r.lo == INF or r.hi == 0:
         return True
@@ -219,7 +228,8 @@ class ContinuousBackend:
 
     # -- enclosures --------------------------------------------------------------------
     def enclose(self, spec: Specialised, paths: Iterable[Path], level: int) -> Enclosure:
-        """``sum weight * result * P(region)`` over the paths, at ``level``."""
+        """``sum weight * result * P(region)`` over the paths, at ``level`` (a result may be negative:
+        see :meth:`_argmax_paths`)."""
         total = ZERO
         with working_precision(level):
             for p in paths:
@@ -233,7 +243,7 @@ class ContinuousBackend:
                     self.regions += 1
                     self._constraints += REGION_WORK + CONSTRAINT_WORK * len(p.constraints)
                 total = total + region.scaled(p.weight * Fraction(p.result))
-        return total
+        return total if total.lo >= 0 else Enclosure(Fraction(0), total.hi)  # a complement's paths subtract
 
     def distribution(self, x: Sequence[int], level: int = 0) -> dict[Any, Enclosure]:
         """Each output's probability enclosed (outputs that are certainly impossible left out)."""
@@ -286,11 +296,36 @@ class ContinuousBackend:
         return self._labels[at]
 
     def _event_paths(self, x: Sequence[int], event: Iterable[Any] | SymbolicEvent) -> list[Path]:
+        narrowed = self._argmax_paths(x, event) if callable(event) else None
+        if narrowed is not None:
+            return narrowed
         if callable(event):
             paths = self._paths_on_runs(x, event) if getattr(event, "reads_every_output", False) else None
             return self.paths(x, event) if paths is None else paths
         members = {tuple(o) if isinstance(o, list) else o for o in event}
         return [p for o, ps in self.output_paths(x).items() if o in members for p in ps]
+
+    def _argmax_paths(self, x: Sequence[int], event: SymbolicEvent) -> list[Path] | None:
+        """The paths of an event that reads output ``k`` only, when that output is an argmax
+        (``event.expects``: ``k`` and ``holds(i)``, whether the event holds when the index is ``i``):
+        only the winners it holds on are explored (:meth:`Run.expect`), or, when it holds on more
+        than half of the indices, ``1 - P(the others win)``: a path of weight 1 and no constraint, and
+        the others' paths counted ``-1`` times (the winners' regions partition the noise space up to
+        boundaries of probability zero).  None for any other event or output."""
+        expects = getattr(event, "expects", None)
+        if expects is None:
+            return None
+        k, holds = expects
+        spec = self.specialised(x)
+        if not 0 <= k < len(spec.outputs) or spec.nodes[spec.outputs[k]].op != "argmax":
+            return None
+        arity = len(spec.nodes[spec.outputs[k]].args)
+        wanted = tuple(i for i in range(arity) if holds(i))
+        if 2 * len(wanted) <= arity:
+            return self.paths(x, _narrowed(event, k, wanted))
+        rest = tuple(sorted(set(range(arity)) - set(wanted)))
+        others = self.paths(x, _narrowed(lambda run: 1, k, rest))
+        return [Path(Fraction(1), (), 1)] + [dataclasses.replace(p, result=-p.result) for p in others]
 
     def _paths_on_runs(self, x: Sequence[int], event: SymbolicEvent) -> list[Path] | None:
         """The paths of an event that reads every output first, from the finished runs of ``x``: the

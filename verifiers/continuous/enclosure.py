@@ -91,7 +91,8 @@ class Enclosure:
         return Enclosure(self.lo + other.lo, min(self.hi + other.hi, Fraction(1)))
 
     def scaled(self, w: Fraction) -> "Enclosure":
-        return Enclosure(self.lo * w, self.hi * w)
+        """``w`` times the enclosed value (a negative ``w`` swaps the ends)."""
+        return Enclosure(self.lo * w, self.hi * w) if w >= 0 else Enclosure(self.hi * w, self.lo * w)
 
     @property
     def width(self) -> Fraction:

@@ -134,6 +134,7 @@ class Run:
         self.weight = Fraction(1)
         self.constraints: list[Form] = []
         self.bounds: dict[int, list] = {v: list(law.support) for v, law in spec.laws.items()}
+        self.wanted: dict[int, frozenset[int]] = {}  # argmax node -> the only winners explored (see expect)
 
     def resumed(self, trace: list[int] | None = None) -> "Run":
         """A run that goes on from where this finished run stopped, then follows ``trace`` (which
@@ -145,6 +146,7 @@ class Run:
         run.memo, run.ranges = dict(self.memo), dict(self.ranges)
         run.weight, run.constraints = self.weight, list(self.constraints)
         run.bounds = {v: list(b) for v, b in self.bounds.items()}
+        run.wanted = dict(self.wanted)
         return run
 
     # -- branching -------------------------------------------------------------------
@@ -223,13 +225,32 @@ class Run:
         self.branch([(ONE, (d,))])
         return True
 
-    def winner(self, values: Sequence[Value], ties: str = "first") -> int:
-        """Index of the largest value: lowest index among exact ties, or uniform among them."""
-        key = (tuple(values), ties)
+    def expect(self, k: int, values: Sequence[Any]) -> None:
+        """Declare that the caller weighs 0 every path on which output ``k`` is not in ``values``.
+
+        When output ``k`` is an argmax not evaluated yet and ``values`` are indices, only the paths
+        where one of those indices wins are explored: an event ``{index in S}`` needs ``|S|``
+        winners' regions, not every winner's.  The paths it keeps are exactly those a full
+        exploration keeps with the event holding (the same weights and constraints); the others
+        would weigh 0.  Anything else is left as it is (the event decides as usual).
+        """
+        j = self.spec.outputs[k]
+        if j in self.memo or self.spec.nodes[j].op != "argmax":
+            return
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return
+        self.wanted[j] = frozenset(values) & self.wanted.get(j, frozenset(values))
+
+    def winner(self, values: Sequence[Value], ties: str = "first", among: frozenset[int] | None = None) -> int:
+        """Index of the largest value: lowest index among exact ties, or uniform among them; with
+        ``among``, only the paths where a member of ``among`` wins (the others are dropped)."""
+        key = (tuple(values), ties, among)
         choice = self.spec.choices.get(key)
         if choice is None:  # the alternatives depend on the values only: every path shares them
-            choice = self.spec.choices[key] = _argmax_alternatives(values, ties)
+            choice = self.spec.choices[key] = _argmax_alternatives(values, ties, among)
         members, alternatives = choice
+        if not members:
+            raise _DeadPath
         return members[self.branch(alternatives)]
 
     def loser(self, values: Sequence[Value]) -> int:
@@ -358,11 +379,11 @@ class Run:
         vals = [memo[a] for a in n.args]
         if not any(isinstance(v, Form) for v in vals):
             if op == "argmax":
-                return self.winner(vals, n.attr)
+                return self.winner(vals, n.attr, self.wanted.get(j))
             return evaluate(op, n.attr, vals)
-        return self._symbolic(n, vals)
+        return self._symbolic(j, n, vals)
 
-    def _symbolic(self, n: Node, vals: list[Value]) -> Value:
+    def _symbolic(self, j: int, n: Node, vals: list[Value]) -> Value:
         """An operation with at least one random (Form) operand."""
         op = n.op
         if op == "add":
@@ -395,24 +416,28 @@ class Run:
                 equal = not isinstance(d, Form) and d == 0
             return int(equal == (op == "eq"))
         if op == "argmax":
-            return self.winner(vals, n.attr)
+            return self.winner(vals, n.attr, self.wanted.get(j))
         raise NonlinearProgram(f"operation {op!r} on a continuous value is not supported by the continuous backend")
 
 
-def _argmax_alternatives(values: Sequence[Value], ties: str) -> tuple[list[int], list]:
-    """The winners of an argmax and, for each, its weight and the constraints that it beats every
-    other value (None when a constant difference rules it out)."""
-    groups: list[list[int]] = []
+def _argmax_alternatives(values: Sequence[Value], ties: str,
+                         among: frozenset[int] | None = None) -> tuple[list[int], list]:
+    """The winners of an argmax (those in ``among`` only, when given) and, for each, its weight and
+    the constraints that it beats every other value (None when a constant difference rules it out).
+
+    Work: the grouping of equal values is linear, and each winner kept costs one constraint per
+    other distinct value, so ``among`` of size ``m`` costs ``O(m n)`` instead of ``O(n^2)``.
+    """
+    index: dict[tuple[bool, Value], list[int]] = {}
     for i, v in enumerate(values):
-        for g in groups:
-            if values[g[0]] == v and isinstance(v, Form) == isinstance(values[g[0]], Form):
-                g.append(i)
-                break
-        else:
-            groups.append([i])
+        index.setdefault((isinstance(v, Form), v), []).append(i)
+    groups = list(index.values())  # in order of first index, as each value's first index is
     alternatives: list[tuple[Fraction, tuple[Form, ...]] | None] = []
     members: list[int] = []
     for g in groups:
+        picks = g if ties == "uniform" else g[:1]
+        if among is not None and not among.intersection(picks):
+            continue
         cons: list[Form] | None = []
         for h in groups:
             if h is g:
@@ -423,10 +448,10 @@ def _argmax_alternatives(values: Sequence[Value], ties: str) -> tuple[list[int],
             elif d < 0:
                 cons = None
                 break
-        picks = g if ties == "uniform" else g[:1]
         for i in picks:
-            members.append(i)
-            alternatives.append(None if cons is None else (Fraction(1, len(picks)), tuple(cons)))
+            if among is None or i in among:
+                members.append(i)
+                alternatives.append(None if cons is None else (Fraction(1, len(picks)), tuple(cons)))
     return members, alternatives
 
 

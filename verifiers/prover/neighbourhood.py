@@ -23,6 +23,7 @@ cost bound exactly.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -98,8 +99,10 @@ class Differences:
         ts = set(range(1, min(m, STEPS) + 1)) | {m}
         return sorted(ts | {-t for t in ts})
 
+    @functools.cached_property
     def _boxes(self) -> list[dict[int, tuple[int, int]]]:
-        """The boxes whose union holds the differences (all / monotone): per coordinate its range."""
+        """The boxes whose union holds the differences (all / monotone): per coordinate its range
+        (built once: a form's extremes read them for every constraint of every path)."""
         if self.kind == "monotone":
             up, down = {i: (0, b) for i, b in enumerate(self.bound)}, {i: (-b, 0) for i, b in enumerate(self.bound)}
             return [up] if self.sign > 0 else [down] if self.sign < 0 else [up, down]
@@ -116,7 +119,7 @@ class Differences:
         if not form.coef:
             return form.const, form.const
         if self.joint:
-            ends = [self._interval(form, box) for box in self._boxes()]
+            ends = [self._interval(form, box) for box in self._boxes]
             return min(lo for lo, _ in ends), max(hi for _, hi in ends)
         coords = self.coords(form)
         lo = hi = form.const if len(coords) < self.n else None
@@ -139,7 +142,7 @@ class Differences:
         for forms over ``d``; derived differences range over their intervals)."""
         size = (lambda v: v * v) if square else abs
         if self.joint:
-            return max(self._max_cost_box(terms, size, box) for box in self._boxes())
+            return max(self._max_cost_box(terms, size, box) for box in self._boxes)
         base = sum((w * size(f.const) for f, w in terms), Fraction(0))
         touching: dict[int, list[tuple[Lin, Fraction]]] = {}
         for f, w in terms:
