@@ -143,3 +143,16 @@ def test_a_mechanism_reading_n_is_refused():
 
     with pytest.raises(NotALoop, match="size parameter n"):
         trace_loop(scaled.fn, scaled.params(), "n", 0, 3, "scaled")
+
+
+@pytest.mark.parametrize("use", [lambda n: n ** 1, lambda n: 2 ** n, lambda n: n & 1, lambda n: abs(n), lambda n: f"{n}"])
+def test_any_use_of_the_size_parameter_is_refused_in_words(use):
+    """Power, bit operations, abs, formatting of n: the every-n refusal, not Python's TypeError."""
+
+    @mechanism(domain=ints(lo=0, hi=3, size="n"), neighbours=one_differ)
+    def sized(x, *, n=3, eps=1.0):
+        use(n)
+        return scan(x, lambda q, s: (q + lap(1 / eps), s))[0]
+
+    with pytest.raises(NotALoop, match="reads the size parameter n"):
+        trace_loop(sized.fn, sized.params(), "n", 0, 3, "sized")

@@ -91,7 +91,9 @@ class _Poisoned:
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
     __floordiv__ = __rfloordiv__ = __mod__ = __lt__ = __le__ = __gt__ = __ge__ = __index__ = __int__ = _refuse
-    __float__ = __bool__ = __neg__ = _refuse
+    __float__ = __bool__ = __neg__ = __pos__ = __abs__ = __round__ = __rmod__ = __pow__ = __rpow__ = _refuse
+    __divmod__ = __rdivmod__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _refuse
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __ne__ = __str__ = __format__ = _refuse
 
     def __eq__(self, other: object) -> bool:
         return self._refuse()
