@@ -43,6 +43,13 @@ from verifiers.prover.paths import Unsupported, noise_laws, paths
 from verifiers.prover.proof import NoProof, Proof
 from verifiers.prover.running_max import normal_form
 from verifiers.prover.synthesis import Stuck, Synthesiser
+from verifiers.prover.template import NoTemplate, template, unchanged
+from verifiers.prover.template import cost as template_cost
+
+# With a path template in hand, the per-path search may look for a cheaper proof over this
+# many paths only (a count, so the result does not depend on the machine): past it the
+# template's proof stands (noisy max releasing the value has 2^(n-1) paths).
+PATHS_BESIDE_TEMPLATE = 1024
 
 RULE = "alignment"
 RATIO = False  # the level is eps itself, exact
@@ -73,7 +80,8 @@ def _path_label(decisions: dict[int, int]) -> str:
     return "{" + ", ".join(f"%{k}={v}" for k, v in sorted(decisions.items())) + "}"
 
 
-def synthesise(program: Program, eps: Fraction | None) -> tuple[list[dict], Fraction, Any] | NoProof:
+def synthesise(program: Program, eps: Fraction | None,
+               max_paths: int = 20000) -> tuple[list[dict], Fraction, Any] | NoProof:
     """Per path (and per box of a monotone relation) shifts and costs, the proved level and the
     laws (or why not)."""
     try:
@@ -87,7 +95,7 @@ def synthesise(program: Program, eps: Fraction | None) -> tuple[list[dict], Frac
         synths = [Synthesiser(laws, box) for box in boxes]
         found: list[dict] = []
         worst = Fraction(0)
-        for path in paths(program):
+        for path in paths(program, max_paths):
             for box, syn in zip(boxes, synths):
                 where = f"path {_path_label(path.decisions)}" + (f", pairs with {box.box}" if box.box else "")
                 try:
@@ -109,18 +117,42 @@ def synthesise(program: Program, eps: Fraction | None) -> tuple[list[dict], Frac
     return found, worst, (laws, diffs)
 
 
+def _template(program: Program) -> tuple[list[dict], Fraction, Any] | None:
+    """The path template (:mod:`verifiers.prover.template`) as a single path with no decisions."""
+    try:
+        laws, diffs = noise_laws(program), differences(program)
+        if any(law == "gaussian" for law, _ in laws.values()):
+            return None
+        shifts, cost = template(program, laws, diffs)
+    except (Unsupported, NoTemplate):
+        return None
+    if cost == math.inf:
+        return None
+    return [{"path": None, "shifts": shifts, "cost": cost, "box": None}], cost, (laws, diffs)
+
+
 def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
     """Prove ``eps``-DP by alignment (``eps=None``: the smallest level the templates reach) of the
-    program's normal form (running-max chains as ``max`` / ``argmax``; node numbers are its)."""
+    program's normal form (running-max chains as ``max`` / ``argmax``; node numbers are its).
+
+    A path template that proves the claim is used at once; else the per-path search runs
+    (over :data:`PATHS_BESIDE_TEMPLATE` paths at most when a template proof exists and no
+    claim is given) and the cheaper of the two proofs is kept."""
     named, (program, custom) = program, relation(program)
     normal = normal_form(program)
     program = normal.program
-    result = synthesise(program, eps)
+    shared = _template(program)
+    if shared is not None and eps is not None and shared[1] <= eps:
+        result = shared
+    else:
+        result = synthesise(program, eps, 20000 if shared is None or eps is not None else PATHS_BESIDE_TEMPLATE)
+        if shared is not None and eps is None and (isinstance(result, NoProof) or shared[1] <= result[1]):
+            result = shared
     if isinstance(result, NoProof):
         return result
     found, level, (laws, diffs) = result
-    zs = {box.sign: Discharger(box) for box in diffs.boxes()}
-    for item in found:
+    zs = {box.sign: Discharger(box) for box in diffs.boxes()} if found[0]["path"] is not None else {}
+    for item in found if zs else []:  # a template is proved by its walk, not by z3
         deadline.check("while discharging alignment conditions")
         problem = discharge(item["path"], item["shifts"], laws, level, zs[item["box"].sign])
         if problem is not None:
@@ -134,16 +166,18 @@ def attempt(program: Program, eps: Fraction | None) -> Proof | NoProof:
         "draws": {str(e): {"law": law, "scale": fraction_str(b)} for e, (law, b) in laws.items()},
         "eps": fraction_str(level),
         "paths": [{
-            "decisions": {str(k): v for k, v in sorted(item["path"].decisions.items())},
+            "decisions": {} if item["path"] is None else
+            {str(k): v for k, v in sorted(item["path"].decisions.items())},
             "shifts": {str(e): shift_json(a) for e, a in sorted(item["shifts"].items())},
             "alignment": [f"eta_{e}' = eta_{e} + {render(a)}" for e, a in sorted(item["shifts"].items())]
             or ["no draw shifted"],
             "cost": fraction_str(item["cost"]),
-        } | ({"box": item["box"].box} if item["box"].box else {}) for item in found],
+        } | ({"box": item["box"].box} if item["box"] and item["box"].box else {}) for item in found],
         "z3": {"conditions": asked, "distinct_queries": distinct, "answers": sorted(answers)},
     } | ({"normal_form": f"{normal.rewrites} running-max choices rewritten as max / argmax; node numbers are "
                          "those of the rewritten program"} if normal.rewrites else {})
-    solver = f"z3 {z3.get_version_string()}: unsat to {distinct} distinct queries ({asked} conditions)"
+    solver = (f"z3 {z3.get_version_string()}: unsat to {distinct} distinct queries ({asked} conditions)" if zs
+              else "path template: every value unchanged under one shift for all paths (exact arithmetic)")
     return Proof(RULE, named.name, dict(named.params), level, evidence, solver=solver)
 
 
@@ -173,6 +207,22 @@ def _listed_shifts(evidence: dict[str, Any]) -> dict[tuple, tuple[dict[int, Lin]
             for p in evidence["paths"]}
 
 
+def _confirm_template(program: Program, shifts: dict[int, Lin], cost: Fraction, eps: Fraction, laws: Any,
+                      diffs: Any) -> str | None:
+    """The template's shifts leave every value unchanged (the walk again) and cost what it claims."""
+    problem = unchanged(program, shifts)
+    if problem is None and not 0 <= cost <= eps:
+        problem = f"the template claims cost {cost}, outside [0, eps = {eps}]"
+    if problem is None:
+        try:
+            true_cost = template_cost(shifts, laws, diffs)
+        except NoTemplate as exc:
+            return str(exc)
+        if true_cost > cost:
+            problem = f"the template's shifts cost {true_cost}, more than the {cost} it claims"
+    return problem
+
+
 def confirm(program: Program, proof: Proof) -> str | None:
     """None when a proof from outside holds: the independent checker (which re-asks z3 on a
     sample of the paths only, and on none past its size limit) and then, for *every* path
@@ -187,6 +237,8 @@ def confirm(program: Program, proof: Proof) -> str | None:
         laws, diffs = noise_laws(program), differences(program)
         listed = _listed_shifts(proof.evidence)
         eps = Fraction(proof.evidence["eps"])
+        if set(listed) == {(None, frozenset())}:  # a path template: one shift for every path
+            return _confirm_template(program, *listed[(None, frozenset())], eps, laws, diffs)
         boxes = diffs.boxes() if any(box is not None for box, _ in listed) else [diffs]
         zs = [Discharger(box) for box in boxes]
         for path in paths(program):
