@@ -38,8 +38,9 @@ def _smt(program: Program, **_: Any) -> ExactBackend:
 
 def _continuous(program: Program, **_: Any) -> Any:
     from verifiers.continuous.backend import ContinuousBackend
+    from verifiers.prover.running_max import checked
 
-    return ContinuousBackend(program)
+    return ContinuousBackend(checked(program))  # running-max loops as argmax: n paths, not 2^(n-1)
 
 
 # Each backend is imported when first used, so that no command pays for dd, z3 or

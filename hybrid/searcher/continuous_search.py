@@ -61,6 +61,7 @@ from hybrid.seeds import derive_seed
 from samplers.deadline import TimeLimitReached
 from samplers.errors import LimitExceeded, UnsupportedByBackend
 from samplers.lang.ir import Program
+from verifiers.backends import get_backend
 from verifiers.continuous.backend import ContinuousBackend, PairLevel, eps_bracket
 from verifiers.continuous.enclosure import RatioEnclosure
 from verifiers.epsilon import within_exp
@@ -83,7 +84,7 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
     slices = None if s.claimed_delta is not None else plan(program, s.budget.max_length)
     if slices is not None:  # a large program: searched on small slices, then proved whole
         return sliced_search(s, program, slices, continuous_search)
-    backend = ContinuousBackend(program)
+    backend = get_backend(program, "continuous")  # running-max loops read as argmax
     sampler = s.sampler(program)
     clock.stage("prove")
     prove_stage(s, program)  # it needs no sampler: a program too large to compile may still be proved

@@ -49,7 +49,6 @@ from verifiers.continuous.linear import Form
 from verifiers.continuous.paths import MAX_PATHS, Path, Run, Specialised, complete_runs, explore, specialise
 from verifiers.ratio import INF
 from verifiers.continuous.region import Stars, probability
-from verifiers.prover.running_max import checked
 
 MAX_LEVEL = 4
 MAX_CACHED_INPUTS = 4096  # inputs whose paths a sweep keeps (then it starts afresh) ...
@@ -167,7 +166,7 @@ class ContinuousBackend:
     name = "continuous"
 
     def __init__(self, program: Program, *, max_level: int = MAX_LEVEL, max_paths: int = MAX_PATHS) -> None:
-        self.program = checked(program)  # running-max loops as argmax: n paths, not 2^(n-1)
+        self.program = program  # callers pass running-max loops as argmax (verifiers.backends)
         self.max_level = max_level
         self.max_paths = max_paths
         self._specs: dict[Point, Specialised] = {}
