@@ -72,3 +72,51 @@ def test_a_counter_starting_below_0_is_proved_only_at_its_true_level(monkeypatch
     assert not isinstance(_prove(monkeypatch, "counter_starts_below_0", EPS), Proof)
     found = _prove(monkeypatch, "counter_starts_below_0", None)
     assert isinstance(found, Proof) and Fraction(found.eps) >= Fraction(1, 4)
+
+
+# Loops whose symbolic iteration differs from what the mechanism computes (found in review): each
+# releases an input exactly at some n, so no eps holds; each was proved at 0.1 before.
+@mechanism(domain=ints(lo=0, hi=10, size="n"), neighbours=one_differ)
+def _counts_its_calls(x, *, eps=0.1, n=5):
+    calls = [0]
+
+    def step(q, s):
+        calls[0] += 1
+        return (q + lap(1 / eps) if calls[0] <= 2 else q + 0), s
+    return scan(x, step)[0]
+
+
+@mechanism(domain=ints(lo=0, hi=10, size="n"), neighbours=one_differ)
+def _tests_the_state_type(x, *, eps=0.1, n=5):
+    def step(q, s):
+        return (q + 0 if isinstance(s[0], int) else q + lap(1 / eps)), s
+    return scan(x, step, (0,))[0]
+
+
+@mechanism(domain=ints(lo=0, hi=2**35, size="n"), neighbours=one_differ)
+def _state_beyond_a_placeholder_range(x, *, eps=0.1, n=5):
+    def step(q, s):  # the running sum passes 2^40 after 33 elements: from then on q is released
+        (acc,) = s
+        return ite(acc > 2**40, q, q + lap(1 / eps)), (acc + q,)
+    return scan(x, step, (0,))[0]
+
+
+@pytest.mark.parametrize("mech", [_counts_its_calls, _tests_the_state_type, _state_beyond_a_placeholder_range])
+def test_a_loop_unlike_its_mechanism_is_never_proved(monkeypatch, mech):
+    from verifiers.prover.every_n import NotEveryN
+
+    monkeypatch.setattr("samplers.plain.resolve", lambda _: mech)
+    try:
+        found = prove(mech.trace(), EPS, every_n=True)
+    except NotEveryN:
+        return
+    assert not isinstance(found, Proof)
+
+
+@pytest.mark.parametrize("mech", [_counts_its_calls, _tests_the_state_type])
+def test_a_step_that_is_not_a_function_of_element_and_state_is_named(monkeypatch, mech):
+    from verifiers.prover.every_n import NotEveryN
+
+    monkeypatch.setattr("samplers.plain.resolve", lambda _: mech)
+    with pytest.raises(NotEveryN, match="not a function of its element and state alone"):
+        prove(mech.trace(), EPS, every_n=True)

@@ -93,6 +93,9 @@ class Builder:
         # real numbers); every other value ranges over finitely many inputs and draws (read as float64)
         self._real: list[bool] = []
         self._grids: dict[int, Grid] = {}  # noise-free float node -> the grid of its values
+        # False: comparisons, min, max and clamp are never decided by their operands' ranges (a symbolic
+        # loop iteration, samplers.lang.loop, whose state ranges hold for no particular n)
+        self.decide_by_ranges = True
 
     # -- raw node creation -------------------------------------------------------------
     def _append(self, node: Node, key: tuple | None = None) -> int:
@@ -339,6 +342,8 @@ class Builder:
                 return args[0]
             if op != "sub" and nodes[0].is_const and nodes[0].attr == neutral:
                 return args[1]
+        if not self.decide_by_ranges:
+            return None
         if op == "clamp":
             lo, hi = attr
             n = nodes[0]

@@ -25,7 +25,7 @@ from samplers.lang.builder import Builder
 from samplers.lang.ir import FLOAT, INT, Node
 from samplers.lang.trace import Sym, lift, tracing
 
-STATE_RANGE = 2**40  # an integer state leaf ranges over [-2^40, 2^40]: no comparison with a constant folds
+STATE_RANGE = 2**40  # an integer state leaf's placeholder range (overflow checks); nothing is decided by it
 
 
 class NotALoop(LanguageError):
@@ -183,6 +183,7 @@ def trace_loop(fn: Callable[..., Any], params: dict[str, Any], size_param: str |
                name: str) -> LoopTrace:
     """The symbolic iteration of ``fn`` (a mechanism's function) with ``params`` (see module doc)."""
     b = Builder()
+    b.decide_by_ranges = False  # the state leaves' range is a placeholder, true of no particular n
     xs = SymbolicVector(b, lo, hi, name)
     call = dict(params)
     if size_param is not None:

@@ -30,6 +30,7 @@ from samplers.lang.loop import LoopTrace, NotALoop, poisoned, trace_loop
 from verifiers.prover.every_n_check import (Bound, Frame, NoEveryN, Plan, Row, Setting, all_rows, bound,
                                             counter_below, halted_holds, init_holds, row_assumptions, row_feasible,
                                             row_holds, setting, verify)
+from verifiers.prover.loop_agreement import disagreement
 from verifiers.prover.loop_z3 import Unencodable
 from verifiers.prover.proof import NoProof, Proof
 
@@ -83,6 +84,11 @@ def loop_of(program: Program) -> tuple[Any, LoopTrace]:
         raise NotEveryN(str(e)) from None
     except LanguageError as e:
         raise NotEveryN(f"{program.name} cannot be traced for a symbolic iteration: {e}") from None
+    params = dict(program.params)
+    why = disagreement(loop, lambda k: mech.trace(**{**params, size: k}) if isinstance(size, str)
+                       else (program if k == len(dom.lo) else None))
+    if why is not None:
+        raise NotEveryN(f"{program.name}: {why}")
     return mech, loop
 
 
