@@ -49,7 +49,8 @@ import numpy as np
 from hybrid.formats import output_to_json
 from hybrid.inputs import Pair, coordinate_moves, random_pair
 from hybrid.searcher.delta_claim import continuous_lower, settle, wanted
-from hybrid.searcher.numeric_events import EventTuner
+from hybrid.searcher.forked_tasks import ordered
+from hybrid.searcher.numeric_events import EventTuner, Tuned
 from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.regions import symbolic
 from hybrid.searcher.slices import plan, sliced_search
@@ -240,7 +241,7 @@ class _Finite:
         todo = _budgeted(self.s, pairs)
         window = self._pairs_rule()
         for i, p in enumerate(todo):
-            if i >= 2 and _spent(self.s, self.backend, CERTIFY_SHARE, f"certified {i} of {len(todo)} candidate pairs"):
+            if i >= 2 and _spent(self.s, self.backend.regions, self.backend.work, CERTIFY_SHARE, f"certified {i} of {len(todo)} candidate pairs"):
                 break
             if found and self.s.convergence().meets(certified_level(max(b.ratio.lo for b in found))):
                 self.s.limits.append(f"certified {i} of {len(todo)} candidate pairs: the proved upper bound is met")
@@ -297,7 +298,7 @@ class _Finite:
                                              "(local_steps budget)")
                         self.s.stopped_by.append("local_steps")
                         return best, False
-                    if _spent(self.s, self.backend, 1.0, f"a local search stopped after {steps} pair evaluations"):
+                    if _spent(self.s, self.backend.regions, self.backend.work, 1.0, f"a local search stopped after {steps} pair evaluations"):
                         self.s.stopped_by.append("enclosures")
                         return best, True
                     tried.add((move.x, move.x_prime))
@@ -441,42 +442,58 @@ class _Numeric:
         ended early by the stop rules (:mod:`hybrid.searcher.stopping`) over the pairs: a certified
         level that meets the proved upper bound, or ``pair_window`` pairs without growth beyond the
         precision (``converged``)."""
-        best, spent = None, 0
+        best, spent, done = None, 0, [0, 0, 0, 0]  # evaluations, regions, constraints, stars' work
         todo = _budgeted(self.s, pairs)
         window = dataclasses.replace(self.s.convergence(), window=self.s.budget.pair_window)  # over candidate pairs
 
         def met(ratio: Fraction) -> bool:  # a ratio whose level meets the proved upper bound
             return window.meets(certified_level(ratio))
 
-        for i, p in enumerate(todo):
-            if i >= 2 and _spent(self.s, self.backend, 1.0, f"events tuned on {i} of {len(todo)} candidate pairs"):
-                break
-            t = self.tuner.tune(p.x, p.x_prime, self.s.budget.tune_steps, goal=met)
-            if t.stopped and t.event is None:  # nothing certified on this pair
-                if best is None:
-                    raise TimeLimitReached(t.stopped)
-                self.s.limits.append(f"{t.stopped}: events tuned on {i} of {len(todo)} candidate pairs")
-                break
-            spent += t.spent
-            self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
-                               "ratio": ratio_str(t.ratio.lo),
-                               "event": t.event.describe() if t.event is not None else "any output"})
-            if t.event is not None:
-                self.events.append((p, t.event))
-            if best is None or t.ratio.lo > best.ratio.lo:
-                best = _Best(p, t.ratio, t.event)
-            if t.stopped:
-                self.s.limits.append(f"{t.stopped}: events tuned on {i + 1} of {len(todo)} candidate pairs "
-                                     "(the last one partly)")
-                break
-            level = certified_level(best.ratio.lo)
-            stop = window.start(level) if i == 0 else window.step(level)
-            if stop:
-                why = ("the proved upper bound is met" if stop == "proved_upper" else
-                       f"the certified level grew by at most the precision over the last {window.window} pairs")
-                self.s.limits.append(f"events tuned on {i + 1} of {len(todo)} candidate pairs: {why}")
-                self.s.stopped_by.append(stop)
-                break
+        def tune(group: list[Pair]) -> list[tuple[Tuned, list[int]]]:  # a forked task: its counts with each pair
+            out = []
+            for p in group:
+                before = [self.tuner.evaluations, *self.backend.counts()]
+                t = self.tuner.tune(p.x, p.x_prime, self.s.budget.tune_steps, goal=met)
+                out.append((t, [b - a for a, b in zip(before, [self.tuner.evaluations, *self.backend.counts()])]))
+            return out
+
+        tasks = ordered(tune, _groups(todo), self.s.tasks)
+        try:
+            for i, (p, (t, counts)) in enumerate(zip(todo, (r for rs in tasks for r in rs))):
+                regions, constraints, stars = (a + b for a, b in zip(self.backend.counts(), done[1:]))
+                if i >= 2 and _spent(self.s, regions, constraints + stars, 1.0,
+                                     f"events tuned on {i} of {len(todo)} candidate pairs"):
+                    break
+                done = [a + b for a, b in zip(done, counts)]
+                if t.stopped and t.event is None:  # nothing certified on this pair
+                    if best is None:
+                        raise TimeLimitReached(t.stopped)
+                    self.s.limits.append(f"{t.stopped}: events tuned on {i} of {len(todo)} candidate pairs")
+                    break
+                spent += t.spent
+                self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
+                                   "ratio": ratio_str(t.ratio.lo),
+                                   "event": t.event.describe() if t.event is not None else "any output"})
+                if t.event is not None:
+                    self.events.append((p, t.event))
+                if best is None or t.ratio.lo > best.ratio.lo:
+                    best = _Best(p, t.ratio, t.event)
+                if t.stopped:
+                    self.s.limits.append(f"{t.stopped}: events tuned on {i + 1} of {len(todo)} candidate pairs "
+                                         "(the last one partly)")
+                    break
+                level = certified_level(best.ratio.lo)
+                stop = window.start(level) if i == 0 else window.step(level)
+                if stop:
+                    why = ("the proved upper bound is met" if stop == "proved_upper" else
+                           f"the certified level grew by at most the precision over the last {window.window} pairs")
+                    self.s.limits.append(f"events tuned on {i + 1} of {len(todo)} candidate pairs: {why}")
+                    self.s.stopped_by.append(stop)
+                    break
+        finally:
+            tasks.close()
+        self.tuner.evaluations += done[0]
+        self.backend.charge(done[1:])
         if spent:
             self.s.limits.append(f"event tuning used its whole budget of {self.s.budget.tune_steps} certified "
                                  f"ratios (tune_steps) on {spent} of {len(todo)} pairs")
@@ -508,18 +525,30 @@ def _budgeted(s: Search, pairs: list[Pair]) -> list[Pair]:
     return pairs[:n]
 
 
-def _spent(s: Search, backend: ContinuousBackend, share: float, what: str) -> bool:
-    """Whether ``share`` of the enclosures or the work budget is spent (then ``what`` goes into
-    ``limits_hit``)."""
+def _spent(s: Search, regions: int, work: int, share: float, what: str) -> bool:
+    """Whether ``share`` of the enclosures or the work budget is spent, with ``regions`` enclosed and
+    ``work`` done (then ``what`` goes into ``limits_hit``)."""
     b = s.budget
-    if backend.regions < share * b.enclosures and backend.work < share * b.work:
+    if regions < share * b.enclosures and work < share * b.work:
         return False
     part = f", {share:g} of it for this stage)" if share < 1 else ")"
-    if backend.regions >= share * b.enclosures:
-        s.limits.append(f"{what}: {backend.regions} regions enclosed (enclosures budget {b.enclosures}" + part)
+    if regions >= share * b.enclosures:
+        s.limits.append(f"{what}: {regions} regions enclosed (enclosures budget {b.enclosures}" + part)
     else:
-        s.limits.append(f"{what}: enclosure work {backend.work} (work budget {b.work}" + part)
+        s.limits.append(f"{what}: enclosure work {work} (work budget {b.work}" + part)
     return True
+
+
+def _groups(pairs: list[Pair]) -> list[list[Pair]]:
+    """Consecutive pairs on the same two inputs (a pair and its swap) as one task: the second reuses
+    the first's paths and enclosures."""
+    out: list[list[Pair]] = []
+    for p in pairs:
+        if out and {out[-1][0].x, out[-1][0].x_prime} == {p.x, p.x_prime}:
+            out[-1].append(p)
+        else:
+            out.append([p])
+    return out
 
 
 def _note_refinement(s: Search, decided: bool) -> None:
