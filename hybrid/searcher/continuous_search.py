@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -240,28 +240,34 @@ class _Finite:
         found: list[_Best] = []
         todo = _budgeted(self.s, pairs)
         window = self._pairs_rule()
-        for i, p in enumerate(todo):
-            if i >= 2 and _spent(self.s, self.backend.regions, self.backend.work, CERTIFY_SHARE, f"certified {i} of {len(todo)} candidate pairs"):
-                break
-            if found and self.s.convergence().meets(certified_level(max(b.ratio.lo for b in found))):
-                self.s.limits.append(f"certified {i} of {len(todo)} candidate pairs: the proved upper bound is met")
-                break
-            try:
-                b = self._best_of(p)
-            except TimeLimitReached as e:
-                if not found:
-                    raise
-                self.s.limits.append(f"{e}: certified {i} of {len(todo)} candidate pairs")
-                break
-            self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
-                               "ratio": ratio_str(b.ratio.lo), "output": output_to_json(b.witness)})
-            found.append(b)
-            level = certified_level(max(f.ratio.lo for f in found))
-            if window is not None and (window.start(level) if i == 0 else window.step(level)) == "converged":
-                self.s.limits.append(f"certified {i + 1} of {len(todo)} candidate pairs: the certified level grew "
-                                     f"by at most the precision over the last {window.window} pairs")
-                self.s.stopped_by.append("converged")
-                break
+        with _PairTasks(self.s, self.backend, todo,
+                        lambda p: self.backend.pair_epsilon(p.x, p.x_prime, self.s.precision)) as tasks:
+            for i, p in enumerate(todo):
+                if i >= 2 and _spent(self.s, *tasks.spent(), CERTIFY_SHARE, f"certified {i} of {len(todo)} "
+                                                                          "candidate pairs"):
+                    break
+                if found and self.s.convergence().meets(certified_level(max(b.ratio.lo for b in found))):
+                    self.s.limits.append(f"certified {i} of {len(todo)} candidate pairs: the proved upper bound is met")
+                    break
+                try:
+                    lv = tasks.next()
+                except TimeLimitReached as e:
+                    if not found:
+                        raise
+                    self.s.limits.append(f"{e}: certified {i} of {len(todo)} candidate pairs")
+                    break
+                self.s.queries += 1
+                self._levels[(tuple(p.x), tuple(p.x_prime))] = lv
+                b = _Best(p, lv.ratio, lv.output)
+                self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
+                                   "ratio": ratio_str(b.ratio.lo), "output": output_to_json(b.witness)})
+                found.append(b)
+                level = certified_level(max(f.ratio.lo for f in found))
+                if window is not None and (window.start(level) if i == 0 else window.step(level)) == "converged":
+                    self.s.limits.append(f"certified {i + 1} of {len(todo)} candidate pairs: the certified level "
+                                         f"grew by at most the precision over the last {window.window} pairs")
+                    self.s.stopped_by.append("converged")
+                    break
         self.table.sort(key=lambda c: -_ratio_value(c["ratio"]))
         self.starts = sorted(found, key=lambda b: -b.ratio.lo)[:STARTS]
         return self.starts[0]
@@ -442,29 +448,23 @@ class _Numeric:
         ended early by the stop rules (:mod:`hybrid.searcher.stopping`) over the pairs: a certified
         level that meets the proved upper bound, or ``pair_window`` pairs without growth beyond the
         precision (``converged``)."""
-        best, spent, done = None, 0, [0, 0, 0, 0]  # evaluations, regions, constraints, stars' work
+        best, spent = None, 0
         todo = _budgeted(self.s, pairs)
         window = dataclasses.replace(self.s.convergence(), window=self.s.budget.pair_window)  # over candidate pairs
 
         def met(ratio: Fraction) -> bool:  # a ratio whose level meets the proved upper bound
             return window.meets(certified_level(ratio))
 
-        def tune(group: list[Pair]) -> list[tuple[Tuned, list[int]]]:  # a forked task: its counts with each pair
-            out = []
-            for p in group:
-                before = [self.tuner.evaluations, *self.backend.counts()]
-                t = self.tuner.tune(p.x, p.x_prime, self.s.budget.tune_steps, goal=met)
-                out.append((t, [b - a for a, b in zip(before, [self.tuner.evaluations, *self.backend.counts()])]))
-            return out
+        def tune(p: Pair) -> tuple[Tuned, int]:  # the pair's event, and the certified ratios it took
+            before = self.tuner.evaluations
+            return self.tuner.tune(p.x, p.x_prime, self.s.budget.tune_steps, goal=met), self.tuner.evaluations - before
 
-        tasks = ordered(tune, _groups(todo), self.s.tasks)
-        try:
-            for i, (p, (t, counts)) in enumerate(zip(todo, (r for rs in tasks for r in rs))):
-                regions, constraints, stars = (a + b for a, b in zip(self.backend.counts(), done[1:]))
-                if i >= 2 and _spent(self.s, regions, constraints + stars, 1.0,
-                                     f"events tuned on {i} of {len(todo)} candidate pairs"):
+        with _PairTasks(self.s, self.backend, todo, tune) as tasks:
+            for i, p in enumerate(todo):
+                if i >= 2 and _spent(self.s, *tasks.spent(), 1.0, f"events tuned on {i} of {len(todo)} candidate pairs"):
                     break
-                done = [a + b for a, b in zip(done, counts)]
+                t, evaluations = tasks.next()
+                self.tuner.evaluations += evaluations
                 if t.stopped and t.event is None:  # nothing certified on this pair
                     if best is None:
                         raise TimeLimitReached(t.stopped)
@@ -490,10 +490,6 @@ class _Numeric:
                     self.s.limits.append(f"events tuned on {i + 1} of {len(todo)} candidate pairs: {why}")
                     self.s.stopped_by.append(stop)
                     break
-        finally:
-            tasks.close()
-        self.tuner.evaluations += done[0]
-        self.backend.charge(done[1:])
         if spent:
             self.s.limits.append(f"event tuning used its whole budget of {self.s.budget.tune_steps} certified "
                                  f"ratios (tune_steps) on {spent} of {len(todo)} pairs")
@@ -537,6 +533,43 @@ def _spent(s: Search, regions: int, work: int, share: float, what: str) -> bool:
     else:
         s.limits.append(f"{what}: enclosure work {work} (work budget {b.work}" + part)
     return True
+
+
+class _PairTasks:
+    """``fn`` on each pair, as forked tasks (:mod:`hybrid.searcher.forked_tasks`) from the backend as it is
+    now, read in order: the backend's counts grow by each pair's as it is read (and by no other), so
+    the budgets' stops fall where they would one pair after another, on any number of workers."""
+
+    def __init__(self, s: Search, backend: ContinuousBackend, pairs: list[Pair], fn: Callable[[Pair], Any]) -> None:
+        def task(group: list[Pair]) -> list[tuple[Any, list[int]]]:
+            out = []
+            for p in group:
+                before = backend.counts()
+                value = fn(p)
+                out.append((value, [b - a for a, b in zip(before, backend.counts())]))
+            return out
+
+        self.backend, self._read = backend, [0, 0, 0]
+        self._tasks = ordered(task, _groups(pairs), s.tasks)
+        self._values = (v for vs in self._tasks for v in vs)
+
+    def __enter__(self) -> "_PairTasks":
+        return self
+
+    def spent(self) -> tuple[int, int]:
+        """The regions enclosed and the enclosure work, with the pairs read so far."""
+        regions, constraints, stars = (a + b for a, b in zip(self.backend.counts(), self._read))
+        return regions, constraints + stars
+
+    def next(self) -> Any:
+        """The next pair's value (its task's exception raised here)."""
+        value, counts = next(self._values)
+        self._read = [a + b for a, b in zip(self._read, counts)]
+        return value
+
+    def __exit__(self, *exc: Any) -> None:
+        self._tasks.close()
+        self.backend.charge(self._read)
 
 
 def _groups(pairs: list[Pair]) -> list[list[Pair]]:
