@@ -62,7 +62,7 @@ class TaskLog:
     def join(self, before: int, elapsed: list[float]) -> None:
         """Tasks of ``elapsed`` seconds each ran after stretch ``before``; the next stretch waits for them."""
         first = len(self.tasks)
-        self.tasks += [{"elapsed": round(e, 3), "after": [before]} for e in elapsed]
+        self.tasks += [{"elapsed": round(e, 3), "after": [before], "forked": True} for e in elapsed]
         self._last = list(range(first, len(self.tasks))) or [before]
         self._mark = time.perf_counter()
 
