@@ -122,3 +122,21 @@ def test_suite_is_the_same_at_one_and_two_jobs():
     assert differences(one, two) == []
     assert [timings_aside(r) for r in one] == [timings_aside(r) for r in two]
     assert forked_tasks._pool is None  # the coordinator's own process lends nothing to itself
+
+
+def test_search_jobs_must_be_a_positive_integer(capsys):
+    from hybrid.cli import main
+
+    assert main(["search", "laplace", "--jobs", "0"]) == 2
+    assert "--jobs: 0 is not a positive integer" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_search_cli_jobs_two_gives_the_json_of_one(capsys, pool):
+    from hybrid.cli import main
+
+    outs = []
+    for jobs in ("1", "2"):
+        assert main(["search", "numerical_svt", "-p", "n=2", "-p", "eps=1", "--jobs", jobs, "--json"]) == 0
+        outs.append(_stripped(json.loads(capsys.readouterr().out)))
+    assert outs[0] == outs[1] and outs[0]["tasks"]
