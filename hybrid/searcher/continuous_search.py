@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -71,6 +71,7 @@ from verifiers.ratio import INF, log_ratio, parse_ratio, ratio_str
 PROPOSE_SAMPLES = 1_000_000  # the tester only proposes here: certification does not need more
 KEEP = 4  # best-tested pairs certified first (each in both orders)
 STARTS = 3  # local searches, from the best certified pairs
+FINITE_PER_TASK = 4  # finite outputs: candidate pairs (with their swaps) per forked task
 CERTIFY_SHARE = 0.5  # of the enclosures budget, for certifying candidates when a local search follows
 MANY_WINNERS = 64  # an argmax over more values is certified on a few winners' events (_Winners)
 WINNERS_TRIED = 3  # events {index = o} certified per pair there
@@ -240,8 +241,8 @@ class _Finite:
         found: list[_Best] = []
         todo = _budgeted(self.s, pairs)
         window = self._pairs_rule()
-        with _PairTasks(self.s, self.backend, todo,
-                        lambda p: self.backend.pair_epsilon(p.x, p.x_prime, self.s.precision)) as tasks:
+        with _PairTasks(self.s, self.backend, todo, lambda p: self.backend.pair_epsilon(p.x, p.x_prime, self.s.precision),
+                        per_task=FINITE_PER_TASK) as tasks:
             for i, p in enumerate(todo):
                 if i >= 2 and _spent(self.s, *tasks.spent(), CERTIFY_SHARE, f"certified {i} of {len(todo)} "
                                                                           "candidate pairs"):
@@ -536,11 +537,14 @@ def _spent(s: Search, regions: int, work: int, share: float, what: str) -> bool:
 
 
 class _PairTasks:
-    """``fn`` on each pair, as forked tasks (:mod:`hybrid.searcher.forked_tasks`) from the backend as it is
-    now, read in order: the backend's counts grow by each pair's as it is read (and by no other), so
-    the budgets' stops fall where they would one pair after another, on any number of workers."""
+    """``fn`` on each pair: the first pair (and its swap) here, which also compiles what the others
+    need, then the others as forked tasks (:mod:`hybrid.searcher.forked_tasks`) from the backend as it
+    is then, read in order.  The backend's counts grow by each forked pair's as it is read (and by no
+    other), so the budgets' stops fall where they would one pair after another, on any number of
+    workers."""
 
-    def __init__(self, s: Search, backend: ContinuousBackend, pairs: list[Pair], fn: Callable[[Pair], Any]) -> None:
+    def __init__(self, s: Search, backend: ContinuousBackend, pairs: list[Pair], fn: Callable[[Pair], Any],
+                 per_task: int = 1) -> None:
         def task(group: list[Pair]) -> list[tuple[Any, list[int]]]:
             out = []
             for p in group:
@@ -549,9 +553,10 @@ class _PairTasks:
                 out.append((value, [b - a for a, b in zip(before, backend.counts())]))
             return out
 
+        groups = _groups(pairs, per_task)
         self.backend, self._read = backend, [0, 0, 0]
-        self._tasks = ordered(task, _groups(pairs), s.tasks)
-        self._values = (v for vs in self._tasks for v in vs)
+        self._tasks = ordered(task, groups[1:], s.tasks)
+        self._values = itertools.chain(_here(task, groups[:1]), (v for vs in self._tasks for v in vs))
 
     def __enter__(self) -> "_PairTasks":
         return self
@@ -572,16 +577,24 @@ class _PairTasks:
         self.backend.charge(self._read)
 
 
-def _groups(pairs: list[Pair]) -> list[list[Pair]]:
-    """Consecutive pairs on the same two inputs (a pair and its swap) as one task: the second reuses
-    the first's paths and enclosures."""
-    out: list[list[Pair]] = []
+def _here(task: Callable[[list[Pair]], list[tuple[Any, list[int]]]], groups: list[list[Pair]]) -> Iterator[Any]:
+    """The first group's values, computed in this process when read; its counts stay charged here."""
+    for group in groups:
+        for value, _ in task(group):
+            yield value, [0, 0, 0]
+
+
+def _groups(pairs: list[Pair], per_task: int = 1) -> list[list[Pair]]:
+    """The pairs' tasks: consecutive pairs on the same two inputs (a pair and its swap) in one, the
+    second reusing the first's paths and enclosures, and ``per_task`` such groups in one (a fork
+    costs tens of milliseconds: a finite-output pair's level may take less)."""
+    swaps: list[list[Pair]] = []
     for p in pairs:
-        if out and {out[-1][0].x, out[-1][0].x_prime} == {p.x, p.x_prime}:
-            out[-1].append(p)
+        if swaps and {swaps[-1][0].x, swaps[-1][0].x_prime} == {p.x, p.x_prime}:
+            swaps[-1].append(p)
         else:
-            out.append([p])
-    return out
+            swaps.append([p])
+    return [[p for g in swaps[i:i + per_task] for p in g] for i in range(0, len(swaps), per_task)]
 
 
 def _note_refinement(s: Search, decided: bool) -> None:
