@@ -140,3 +140,18 @@ def test_search_cli_jobs_two_gives_the_json_of_one(capsys, pool):
         assert main(["search", "numerical_svt", "-p", "n=2", "-p", "eps=1", "--jobs", jobs, "--json"]) == 0
         outs.append(_stripped(json.loads(capsys.readouterr().out)))
     assert outs[0] == outs[1] and outs[0]["tasks"]
+
+
+class _Odd(Exception):
+    def __init__(self, a: int, b: int) -> None:  # pickles, but does not unpickle from its args
+        super().__init__(f"{a} {b}")
+
+
+def _odd(k: int) -> int:
+    raise _Odd(k, k)
+
+
+def test_an_answer_that_does_not_unpickle_is_one_error(pool):
+    pool(0)
+    with pytest.raises(RuntimeError, match="cannot be read"):
+        next(ordered(_odd, [1]))

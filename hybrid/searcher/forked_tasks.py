@@ -110,7 +110,10 @@ class _Running:
         _, status = os.waitpid(self.pid, 0)
         if not data:
             raise RuntimeError(f"a forked task died without an answer (wait status {status})")
-        kind, value, seconds = pickle.loads(data)
+        try:
+            kind, value, seconds = pickle.loads(data)
+        except Exception as e:  # an exception class that does not unpickle, say
+            raise RuntimeError(f"a forked task's answer cannot be read: {e}") from None
         if kind == "error":
             raise value
         return value, seconds
