@@ -30,7 +30,8 @@ print(json.dumps({{"wall": time.perf_counter() - t}}))
 
 def add_suite_options(ap: argparse.ArgumentParser, default: str = "discrete") -> None:
     """``--suite NAME_OR_FILE`` (default ``default``) and ``--quick`` (its first entries only)."""
-    ap.add_argument("--suite", default=default, help=f"a built-in suite name or a .toml/.json suite file (default {default})")
+    ap.add_argument("--suite", default=default,
+                    help=f"a built-in suite name or a .toml/.json suite file (default {default})")
     ap.add_argument("--quick", action="store_true", help=f"the suite's first {QUICK_ENTRIES} entries only")
 
 

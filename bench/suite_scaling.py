@@ -1,9 +1,9 @@
 """Suite scaling over workers: ``python -m bench.suite_scaling [--quick] [--suite NAME_OR_FILE]``.
 
-Runs a suite (default: the built-in ``dpsniper``, whose entries fork tasks) through :func:`hybrid.suites.runner.run_suite`
-on the local backend at ``--jobs`` 1, 2, 4, ... and the machine's core count, each run in a
-fresh interpreter with empty kernel caches (so every run pays the same JIT) into a fresh JSONL
-file.  Per run: the wall time; the work, the sum of the task times the rows record; the
+Runs a suite (default: the built-in ``dpsniper``, whose entries fork tasks) through
+:func:`hybrid.suites.runner.run_suite` on the local backend at ``--jobs`` 1, 2, 4, ... and the
+machine's core count, each run in a fresh interpreter with empty kernel caches (so every run pays
+the same JIT) into a fresh JSONL file.  Per run: the wall time; the work, the sum of the task times the rows record; the
 efficiency, work / (jobs x wall); the critical path, the longest chain of tasks; the floor
 max(critical path, work / jobs), below which no scheduler of that work on that many workers gets;
 and the speed-up over ``--jobs 1``.  The load average beside each run says how busy the (shared)
@@ -135,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         w, path = work(rows), critical_path(rows)
         longest = max((r["elapsed"] for r in rows), default=0.0)
         table.append([jobs, f"{wall:.1f}", f"{w:.1f}", f"{w / (jobs * wall):.0%}", forked(rows), f"{path:.1f}",
-                      f"{longest:.1f}", f"{max(path, w / jobs):.1f}", f"{wall1 / wall:.2f}x", f"{load0:.1f} → {load1:.1f}",
-                      entries_ok(rows)])
+                      f"{longest:.1f}", f"{max(path, w / jobs):.1f}", f"{wall1 / wall:.2f}x",
+                      f"{load0:.1f} → {load1:.1f}", entries_ok(rows)])
     print(markdown_table(HEADERS, table))
     print("\nwork: the sum of the task times the rows record (an entry without forked tasks is one task, its "
           "`elapsed`: process start, JIT with empty caches and search; one with forked tasks is its own stretches "

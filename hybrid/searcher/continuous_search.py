@@ -241,8 +241,11 @@ class _Finite:
         found: list[_Best] = []
         todo = _budgeted(self.s, pairs)
         window = self._pairs_rule()
-        with _PairTasks(self.s, self.backend, todo, lambda p: self.backend.pair_epsilon(p.x, p.x_prime, self.s.precision),
-                        per_task=FINITE_PER_TASK) as tasks:
+
+        def level(p: Pair) -> PairLevel:
+            return self.backend.pair_epsilon(p.x, p.x_prime, self.s.precision)
+
+        with _PairTasks(self.s, self.backend, todo, level, per_task=FINITE_PER_TASK) as tasks:
             for i, p in enumerate(todo):
                 if i >= 2 and _spent(self.s, *tasks.spent(), CERTIFY_SHARE, f"certified {i} of {len(todo)} "
                                                                           "candidate pairs"):
@@ -305,7 +308,8 @@ class _Finite:
                                              "(local_steps budget)")
                         self.s.stopped_by.append("local_steps")
                         return best, False
-                    if _spent(self.s, self.backend.regions, self.backend.work, 1.0, f"a local search stopped after {steps} pair evaluations"):
+                    if _spent(self.s, self.backend.regions, self.backend.work, 1.0,
+                              f"a local search stopped after {steps} pair evaluations"):
                         self.s.stopped_by.append("enclosures")
                         return best, True
                     tried.add((move.x, move.x_prime))
@@ -462,7 +466,8 @@ class _Numeric:
 
         with _PairTasks(self.s, self.backend, todo, tune) as tasks:
             for i, p in enumerate(todo):
-                if i >= 2 and _spent(self.s, *tasks.spent(), 1.0, f"events tuned on {i} of {len(todo)} candidate pairs"):
+                if i >= 2 and _spent(self.s, *tasks.spent(), 1.0,
+                                     f"events tuned on {i} of {len(todo)} candidate pairs"):
                     break
                 t, evaluations = tasks.next()
                 self.tuner.evaluations += evaluations
