@@ -157,3 +157,22 @@ def test_an_answer_that_does_not_unpickle_is_one_error(pool):
     pool(0)
     with pytest.raises(RuntimeError, match="cannot be read"):
         next(ordered(_odd, [1]))
+
+
+def test_winners_events_are_the_same_at_one_and_two_workers(pool, monkeypatch):
+    """An argmax certified on a few winners' events: what each forked pair added to the search (its
+    queries, limits and cached events) is kept as the search reads it."""
+    from hybrid.searcher import continuous_search
+
+    monkeypatch.setattr(continuous_search, "MANY_WINNERS", 4)
+
+    def no_level(*args, **kwargs):
+        raise AssertionError("a winners' search encloses no pair's level")
+
+    monkeypatch.setattr(continuous_search.ContinuousBackend, "pair_epsilon", no_level)
+    results = []
+    for tokens in (0, 1):
+        pool(tokens)
+        results.append(search("report_noisy_max1", {"n": 6, "eps": 1}).to_json())
+    assert results[0]["certified"] and any("single winners' events" in m for m in results[0]["limits_hit"])
+    assert _stripped(results[0]) == _stripped(results[1])

@@ -228,6 +228,27 @@ class _Finite:
         lv = self.level_of(pair.x, pair.x_prime)
         return _Best(pair, lv.ratio, lv.output)
 
+    def _caches(self) -> dict[str, dict]:
+        """What :meth:`_best_of` keeps per pair."""
+        return {"levels": self._levels}
+
+    def _evaluated(self, pair: Pair) -> tuple[_Best, tuple[int, list[str], dict[str, dict]]]:
+        """:meth:`_best_of` in a forked task, with what it added to the search: the queries, the limits
+        and the cached entries (:meth:`_kept` adds them where the search reads it)."""
+        queries, limits, caches = self.s.queries, len(self.s.limits), self._caches()
+        before = {k: set(c) for k, c in caches.items()}
+        b = self._best_of(pair)
+        added = {k: {key: c[key] for key in c.keys() - before[k]} for k, c in caches.items()}
+        return b, (self.s.queries - queries, self.s.limits[limits:], added)
+
+    def _kept(self, b: _Best, effects: tuple[int, list[str], dict[str, dict]]) -> _Best:
+        queries, limits, added = effects
+        self.s.queries += queries
+        self.s.limits.extend(limits)
+        for k, c in self._caches().items():
+            c.update(added[k])
+        return b
+
     def _rule(self) -> Any:
         """The stop rules of a local search (:mod:`hybrid.searcher.stopping`)."""
         return self.s.convergence()
@@ -241,11 +262,7 @@ class _Finite:
         found: list[_Best] = []
         todo = _budgeted(self.s, pairs)
         window = self._pairs_rule()
-
-        def level(p: Pair) -> PairLevel:
-            return self.backend.pair_epsilon(p.x, p.x_prime, self.s.precision)
-
-        with _PairTasks(self.s, self.backend, todo, level, per_task=FINITE_PER_TASK) as tasks:
+        with _PairTasks(self.s, self.backend, todo, self._evaluated, per_task=FINITE_PER_TASK) as tasks:
             for i, p in enumerate(todo):
                 if i >= 2 and _spent(self.s, *tasks.spent(), CERTIFY_SHARE, f"certified {i} of {len(todo)} "
                                                                           "candidate pairs"):
@@ -254,15 +271,12 @@ class _Finite:
                     self.s.limits.append(f"certified {i} of {len(todo)} candidate pairs: the proved upper bound is met")
                     break
                 try:
-                    lv = tasks.next()
+                    b = self._kept(*tasks.next())
                 except TimeLimitReached as e:
                     if not found:
                         raise
                     self.s.limits.append(f"{e}: certified {i} of {len(todo)} candidate pairs")
                     break
-                self.s.queries += 1
-                self._levels[(tuple(p.x), tuple(p.x_prime))] = lv
-                b = _Best(p, lv.ratio, lv.output)
                 self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
                                    "ratio": ratio_str(b.ratio.lo), "output": output_to_json(b.witness)})
                 found.append(b)
@@ -405,6 +419,9 @@ class _Winners(_Finite):
                     best = _Best(pair, w.ratio, o)
             self._bests[key] = best
         return dataclasses.replace(self._bests[key], pair=pair)
+
+    def _caches(self) -> dict[str, dict]:
+        return {**super()._caches(), "bests": self._bests}
 
     def _rule(self) -> Any:
         """A pair costs a few winners' regions of ``n - 1`` constraints each: local searches and the
