@@ -28,9 +28,10 @@ print(json.dumps({{"wall": time.perf_counter() - t}}))
 """
 
 
-def add_suite_options(ap: argparse.ArgumentParser) -> None:
-    """``--suite NAME_OR_FILE`` (default ``discrete``) and ``--quick`` (its first entries only)."""
-    ap.add_argument("--suite", default="discrete", help="a built-in suite name or a .toml/.json suite file")
+def add_suite_options(ap: argparse.ArgumentParser, default: str = "discrete") -> None:
+    """``--suite NAME_OR_FILE`` (default ``default``) and ``--quick`` (its first entries only)."""
+    ap.add_argument("--suite", default=default,
+                    help=f"a built-in suite name or a .toml/.json suite file (default {default})")
     ap.add_argument("--quick", action="store_true", help=f"the suite's first {QUICK_ENTRIES} entries only")
 
 

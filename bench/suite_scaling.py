@@ -1,9 +1,9 @@
 """Suite scaling over workers: ``python -m bench.suite_scaling [--quick] [--suite NAME_OR_FILE]``.
 
-Runs a suite (default: the built-in ``discrete``) through :func:`hybrid.suites.runner.run_suite`
-on the local backend at ``--jobs`` 1, 2, 4, ... and the machine's core count, each run in a
-fresh interpreter with empty kernel caches (so every run pays the same JIT) into a fresh JSONL
-file.  Per run: the wall time; the work, the sum of the task times the rows record; the
+Runs a suite (default: the built-in ``dpsniper``, whose entries fork tasks) through
+:func:`hybrid.suites.runner.run_suite` on the local backend at ``--jobs`` 1, 2, 4, ... and the
+machine's core count, each run in a fresh interpreter with empty kernel caches (so every run pays
+the same JIT) into a fresh JSONL file.  Per run: the wall time; the work, the sum of the task times the rows record; the
 efficiency, work / (jobs x wall); the critical path, the longest chain of tasks; the floor
 max(critical path, work / jobs), below which no scheduler of that work on that many workers gets;
 and the speed-up over ``--jobs 1``.  The load average beside each run says how busy the (shared)
@@ -12,11 +12,13 @@ machine was.  Last, whether the rows are the same at every job count, timings as
 count budgets, never on the number of workers.
 
 What the rows record defines the tasks.  A row without ``tasks`` is one task of ``elapsed``
-seconds: today every entry is one task, so the work is the sum of the rows' ``elapsed`` and the
-critical path is the longest entry.  A row that records ``tasks``, a list of
+seconds.  A row that records ``tasks`` (an entry whose search forked some,
+:mod:`hybrid.searcher.forked_tasks`: its own stretches of work, and the candidate pairs tuned or
+enclosed between two of them, which the run's idle workers take), a list of
 ``{"elapsed": seconds, "after": [indices into that list of the tasks it waits for]}``, is those
 tasks: its work is their sum and its critical path the longest chain through ``after``.  Entries
-never wait for each other, so the suite's critical path is the longest entry's.
+never wait for each other, so the suite's critical path is the longest entry's; the table gives the
+longest entry's own time beside it (what the critical path would be without forked tasks).
 
 Task times are wall seconds, not core-seconds: ``run_suite`` gives each worker ``cores // jobs``
 numba threads, so at ``--jobs 1`` an entry's kernels may use every core.  The efficiency says how
@@ -37,8 +39,8 @@ from bench.common import machine, markdown_table
 from bench.suite_runs import add_suite_options, entries_ok, run_once, selected
 
 TIMING_FIELDS = ("elapsed", "worker", "finished")
-HEADERS = ["jobs", "wall s", "work s", "efficiency", "critical path s", "floor s", "speed-up", "load avg",
-           "entries ok"]
+HEADERS = ["jobs", "wall s", "work s", "efficiency", "forked tasks", "critical path s", "longest entry s", "floor s",
+           "speed-up", "load avg", "entries ok"]
 
 
 def job_counts(cores: int) -> list[int]:
@@ -77,6 +79,11 @@ def critical_path(rows: list[dict[str, Any]]) -> float:
     return max((_longest_chain(_tasks(r)) for r in rows), default=0.0)
 
 
+def forked(rows: list[dict[str, Any]]) -> int:
+    """The forked tasks the rows record (not the entries' own stretches of work)."""
+    return sum(1 for r in rows for t in r.get("tasks", []) if t.get("forked"))
+
+
 def timings_aside(row: dict[str, Any]) -> dict[str, Any]:
     """The row without what the clock or the scheduler decides: :data:`TIMING_FIELDS`, on the row
     and on each task, and the result's ``timings``."""
@@ -108,7 +115,7 @@ def differences(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> list
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.suite_scaling", description=__doc__.splitlines()[0])
-    add_suite_options(ap)
+    add_suite_options(ap, default="dpsniper")
     args = ap.parse_args(argv)
     suite, limit = selected(ap, args)
     counts = job_counts(os.cpu_count() or 1)
@@ -126,13 +133,16 @@ def main(argv: list[str] | None = None) -> int:
     table = []
     for jobs, (wall, rows, (load0, load1)) in runs.items():
         w, path = work(rows), critical_path(rows)
-        table.append([jobs, f"{wall:.1f}", f"{w:.1f}", f"{w / (jobs * wall):.0%}", f"{path:.1f}",
-                      f"{max(path, w / jobs):.1f}", f"{wall1 / wall:.2f}x", f"{load0:.1f} → {load1:.1f}",
-                      entries_ok(rows)])
+        longest = max((r["elapsed"] for r in rows), default=0.0)
+        table.append([jobs, f"{wall:.1f}", f"{w:.1f}", f"{w / (jobs * wall):.0%}", forked(rows), f"{path:.1f}",
+                      f"{longest:.1f}", f"{max(path, w / jobs):.1f}", f"{wall1 / wall:.2f}x",
+                      f"{load0:.1f} → {load1:.1f}", entries_ok(rows)])
     print(markdown_table(HEADERS, table))
-    print("\nwork: the sum of the task times the rows record (today an entry is one task, its `elapsed`: "
-          "process start, JIT with empty caches and search); efficiency = work / (jobs x wall); critical path: "
-          "the longest chain of tasks (today the longest entry); floor = max(critical path, work / jobs). "
+    print("\nwork: the sum of the task times the rows record (an entry without forked tasks is one task, its "
+          "`elapsed`: process start, JIT with empty caches and search; one with forked tasks is its own stretches "
+          "of work and the candidate pairs tuned or enclosed in forked tasks, which idle workers take); "
+          "efficiency = work / (jobs x wall); critical path: the longest chain of tasks; longest entry: the "
+          "longest entry's own time (the critical path without forked tasks); floor = max(critical path, work / jobs). "
           "The work grows with the jobs where entries slow down (fewer numba threads each, a loaded machine): "
           "read the efficiency beside the speed-up.\n")
     diffs = [f"--jobs {jobs}: {d}" for jobs in counts[1:] for d in differences(runs[1][1], runs[jobs][1])]

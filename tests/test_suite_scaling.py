@@ -2,7 +2,7 @@
 
 import pytest
 
-from bench.suite_scaling import critical_path, differences, job_counts, timings_aside, work
+from bench.suite_scaling import critical_path, differences, forked, job_counts, timings_aside, work
 from hybrid.suites.runner import run_suite
 from hybrid.suites.suite_file import Suite, load_suite
 
@@ -25,11 +25,21 @@ def test_the_critical_path_follows_the_tasks_a_row_records():
     split = {"id": "a", "elapsed": 9.0, "tasks": [{"elapsed": 1.0, "after": []}, {"elapsed": 2.0, "after": [0]},
                                                    {"elapsed": 4.0, "after": [0]}, {"elapsed": 2.0, "after": [1, 2]}]}
     rows = [split, {"id": "b", "elapsed": 6.0}]
+    assert forked(rows) == 0
     assert work(rows) == 15.0
     assert critical_path(rows) == 7.0
     with pytest.raises(ValueError, match="cycle"):
         critical_path([{"id": "c", "elapsed": 1.0, "tasks": [{"elapsed": 1.0, "after": [1]},
                                                              {"elapsed": 1.0, "after": [0]}]}])
+
+
+def test_forked_tasks_are_counted_apart_from_the_entries_own_stretches():
+    row = {"id": "a", "elapsed": 4.0, "tasks": [{"elapsed": 1.0, "after": []},
+                                                 {"elapsed": 2.0, "after": [0], "forked": True},
+                                                 {"elapsed": 2.0, "after": [0], "forked": True},
+                                                 {"elapsed": 0.5, "after": [1, 2]}]}
+    assert forked([row, {"id": "b", "elapsed": 1.0}]) == 2
+    assert critical_path([row]) == 3.5
 
 
 def test_the_same_rows_at_one_and_two_jobs_timings_aside():

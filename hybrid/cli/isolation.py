@@ -89,7 +89,7 @@ class _Stream(io.TextIOWrapper):
         return self._tty
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Ask Linux to kill this child when its parent dies (a killed command leaves no worker behind)."""
     try:
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -104,7 +104,7 @@ def _child(command: Callable[[], int], status_w: int, out_w: int, err_w: int, tt
     _in_child = True
     code = 2
     try:
-        _die_with_parent()
+        die_with_parent()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a real Ctrl-C is the parent's to handle
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)

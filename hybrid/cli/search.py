@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import threading
 from typing import Any
 
 from hybrid.cli import argtypes
@@ -42,6 +43,9 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--float", dest="float_semantics", action="store_true",
                    help="also audit numpy's float64 samplers: a certified float-level lower bound with its witness "
                         "(docs: Floating point)")
+    p.add_argument("--jobs", type=argtypes.positive_int, default=1,
+                   help="workers for the search's independent tasks (each candidate pair's event tuning); the "
+                        "result is the same at any number (default 1)")
     p.add_argument("--plot", metavar="FILE",
                    help="write a plot of p-value and bounds against eps (.png, .pdf or .svg; default .png)")
     p.set_defaults(run=time_limited(run))
@@ -67,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("--delta needs --claimed-eps: delta is claimed at an eps")
     mech, params = _library(args) or resolve(args)  # a bad name or parameter is reported before the heavy imports
     deadline.check("before the search started")  # a budget start-up already spent ends here, not after imports
+    from hybrid.searcher.forked_tasks import use_pool
     from hybrid.searcher.search import search
 
     plot = None
@@ -77,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     # the claim as the largest double not above it: the verdicts, made on double bounds, stay exact
     claimed = None if args.claimed_eps is None else float_at_most(args.claimed_eps)
     budget = Budget(time=args.time_budget, samples=args.samples)
+    use_pool(threading.BoundedSemaphore(args.jobs - 1) if args.jobs > 1 else None)
     with progress_reporter(quiet=args.json) as say:
         result = search(mech, params, precision=args.precision, claimed_eps=claimed, claimed_delta=args.delta,
                         seed=args.seed, budget=budget, backend=args.backend, global_check=args.global_check,

@@ -42,14 +42,15 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from hybrid.formats import output_to_json
 from hybrid.inputs import Pair, coordinate_moves, random_pair
 from hybrid.searcher.delta_claim import continuous_lower, settle, wanted
-from hybrid.searcher.numeric_events import EventTuner
+from hybrid.searcher.forked_tasks import ordered
+from hybrid.searcher.numeric_events import EventTuner, Tuned
 from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.regions import symbolic
 from hybrid.searcher.slices import plan, sliced_search
@@ -70,6 +71,7 @@ from verifiers.ratio import INF, log_ratio, parse_ratio, ratio_str
 PROPOSE_SAMPLES = 1_000_000  # the tester only proposes here: certification does not need more
 KEEP = 4  # best-tested pairs certified first (each in both orders)
 STARTS = 3  # local searches, from the best certified pairs
+FINITE_PER_TASK = 4  # finite outputs: candidate pairs (with their swaps) per forked task
 CERTIFY_SHARE = 0.5  # of the enclosures budget, for certifying candidates when a local search follows
 MANY_WINNERS = 64  # an argmax over more values is certified on a few winners' events (_Winners)
 WINNERS_TRIED = 3  # events {index = o} certified per pair there
@@ -226,6 +228,27 @@ class _Finite:
         lv = self.level_of(pair.x, pair.x_prime)
         return _Best(pair, lv.ratio, lv.output)
 
+    def _caches(self) -> dict[str, dict]:
+        """What :meth:`_best_of` keeps per pair."""
+        return {"levels": self._levels}
+
+    def _evaluated(self, pair: Pair) -> tuple[_Best, tuple[int, list[str], dict[str, dict]]]:
+        """:meth:`_best_of` in a forked task, with what it added to the search: the queries, the limits
+        and the cached entries (:meth:`_kept` adds them where the search reads it)."""
+        queries, limits, caches = self.s.queries, len(self.s.limits), self._caches()
+        before = {k: set(c) for k, c in caches.items()}
+        b = self._best_of(pair)
+        added = {k: {key: c[key] for key in c.keys() - before[k]} for k, c in caches.items()}
+        return b, (self.s.queries - queries, self.s.limits[limits:], added)
+
+    def _kept(self, b: _Best, effects: tuple[int, list[str], dict[str, dict]]) -> _Best:
+        queries, limits, added = effects
+        self.s.queries += queries
+        self.s.limits.extend(limits)
+        for k, c in self._caches().items():
+            c.update(added[k])
+        return b
+
     def _rule(self) -> Any:
         """The stop rules of a local search (:mod:`hybrid.searcher.stopping`)."""
         return self.s.convergence()
@@ -239,28 +262,30 @@ class _Finite:
         found: list[_Best] = []
         todo = _budgeted(self.s, pairs)
         window = self._pairs_rule()
-        for i, p in enumerate(todo):
-            if i >= 2 and _spent(self.s, self.backend, CERTIFY_SHARE, f"certified {i} of {len(todo)} candidate pairs"):
-                break
-            if found and self.s.convergence().meets(certified_level(max(b.ratio.lo for b in found))):
-                self.s.limits.append(f"certified {i} of {len(todo)} candidate pairs: the proved upper bound is met")
-                break
-            try:
-                b = self._best_of(p)
-            except TimeLimitReached as e:
-                if not found:
-                    raise
-                self.s.limits.append(f"{e}: certified {i} of {len(todo)} candidate pairs")
-                break
-            self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
-                               "ratio": ratio_str(b.ratio.lo), "output": output_to_json(b.witness)})
-            found.append(b)
-            level = certified_level(max(f.ratio.lo for f in found))
-            if window is not None and (window.start(level) if i == 0 else window.step(level)) == "converged":
-                self.s.limits.append(f"certified {i + 1} of {len(todo)} candidate pairs: the certified level grew "
-                                     f"by at most the precision over the last {window.window} pairs")
-                self.s.stopped_by.append("converged")
-                break
+        with _PairTasks(self.s, self.backend, todo, self._evaluated, per_task=FINITE_PER_TASK) as tasks:
+            for i, p in enumerate(todo):
+                if i >= 2 and _spent(self.s, *tasks.spent(), CERTIFY_SHARE, f"certified {i} of {len(todo)} "
+                                                                          "candidate pairs"):
+                    break
+                if found and self.s.convergence().meets(certified_level(max(b.ratio.lo for b in found))):
+                    self.s.limits.append(f"certified {i} of {len(todo)} candidate pairs: the proved upper bound is met")
+                    break
+                try:
+                    b = self._kept(*tasks.next())
+                except TimeLimitReached as e:
+                    if not found:
+                        raise
+                    self.s.limits.append(f"{e}: certified {i} of {len(todo)} candidate pairs")
+                    break
+                self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
+                                   "ratio": ratio_str(b.ratio.lo), "output": output_to_json(b.witness)})
+                found.append(b)
+                level = certified_level(max(f.ratio.lo for f in found))
+                if window is not None and (window.start(level) if i == 0 else window.step(level)) == "converged":
+                    self.s.limits.append(f"certified {i + 1} of {len(todo)} candidate pairs: the certified level "
+                                         f"grew by at most the precision over the last {window.window} pairs")
+                    self.s.stopped_by.append("converged")
+                    break
         self.table.sort(key=lambda c: -_ratio_value(c["ratio"]))
         self.starts = sorted(found, key=lambda b: -b.ratio.lo)[:STARTS]
         return self.starts[0]
@@ -297,7 +322,8 @@ class _Finite:
                                              "(local_steps budget)")
                         self.s.stopped_by.append("local_steps")
                         return best, False
-                    if _spent(self.s, self.backend, 1.0, f"a local search stopped after {steps} pair evaluations"):
+                    if _spent(self.s, self.backend.regions, self.backend.work, 1.0,
+                              f"a local search stopped after {steps} pair evaluations"):
                         self.s.stopped_by.append("enclosures")
                         return best, True
                     tried.add((move.x, move.x_prime))
@@ -394,6 +420,9 @@ class _Winners(_Finite):
             self._bests[key] = best
         return dataclasses.replace(self._bests[key], pair=pair)
 
+    def _caches(self) -> dict[str, dict]:
+        return {**super()._caches(), "bests": self._bests}
+
     def _rule(self) -> Any:
         """A pair costs a few winners' regions of ``n - 1`` constraints each: local searches and the
         candidates stop after ``pair_window`` pairs without growth, not ``window``."""
@@ -448,35 +477,42 @@ class _Numeric:
         def met(ratio: Fraction) -> bool:  # a ratio whose level meets the proved upper bound
             return window.meets(certified_level(ratio))
 
-        for i, p in enumerate(todo):
-            if i >= 2 and _spent(self.s, self.backend, 1.0, f"events tuned on {i} of {len(todo)} candidate pairs"):
-                break
-            t = self.tuner.tune(p.x, p.x_prime, self.s.budget.tune_steps, goal=met)
-            if t.stopped and t.event is None:  # nothing certified on this pair
-                if best is None:
-                    raise TimeLimitReached(t.stopped)
-                self.s.limits.append(f"{t.stopped}: events tuned on {i} of {len(todo)} candidate pairs")
-                break
-            spent += t.spent
-            self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
-                               "ratio": ratio_str(t.ratio.lo),
-                               "event": t.event.describe() if t.event is not None else "any output"})
-            if t.event is not None:
-                self.events.append((p, t.event))
-            if best is None or t.ratio.lo > best.ratio.lo:
-                best = _Best(p, t.ratio, t.event)
-            if t.stopped:
-                self.s.limits.append(f"{t.stopped}: events tuned on {i + 1} of {len(todo)} candidate pairs "
-                                     "(the last one partly)")
-                break
-            level = certified_level(best.ratio.lo)
-            stop = window.start(level) if i == 0 else window.step(level)
-            if stop:
-                why = ("the proved upper bound is met" if stop == "proved_upper" else
-                       f"the certified level grew by at most the precision over the last {window.window} pairs")
-                self.s.limits.append(f"events tuned on {i + 1} of {len(todo)} candidate pairs: {why}")
-                self.s.stopped_by.append(stop)
-                break
+        def tune(p: Pair) -> tuple[Tuned, int]:  # the pair's event, and the certified ratios it took
+            before = self.tuner.evaluations
+            return self.tuner.tune(p.x, p.x_prime, self.s.budget.tune_steps, goal=met), self.tuner.evaluations - before
+
+        with _PairTasks(self.s, self.backend, todo, tune) as tasks:
+            for i, p in enumerate(todo):
+                if i >= 2 and _spent(self.s, *tasks.spent(), 1.0,
+                                     f"events tuned on {i} of {len(todo)} candidate pairs"):
+                    break
+                t, evaluations = tasks.next()
+                self.tuner.evaluations += evaluations
+                if t.stopped and t.event is None:  # nothing certified on this pair
+                    if best is None:
+                        raise TimeLimitReached(t.stopped)
+                    self.s.limits.append(f"{t.stopped}: events tuned on {i} of {len(todo)} candidate pairs")
+                    break
+                spent += t.spent
+                self.table.append({"x": list(p.x), "x_prime": list(p.x_prime), "origin": p.origin,
+                                   "ratio": ratio_str(t.ratio.lo),
+                                   "event": t.event.describe() if t.event is not None else "any output"})
+                if t.event is not None:
+                    self.events.append((p, t.event))
+                if best is None or t.ratio.lo > best.ratio.lo:
+                    best = _Best(p, t.ratio, t.event)
+                if t.stopped:
+                    self.s.limits.append(f"{t.stopped}: events tuned on {i + 1} of {len(todo)} candidate pairs "
+                                         "(the last one partly)")
+                    break
+                level = certified_level(best.ratio.lo)
+                stop = window.start(level) if i == 0 else window.step(level)
+                if stop:
+                    why = ("the proved upper bound is met" if stop == "proved_upper" else
+                           f"the certified level grew by at most the precision over the last {window.window} pairs")
+                    self.s.limits.append(f"events tuned on {i + 1} of {len(todo)} candidate pairs: {why}")
+                    self.s.stopped_by.append(stop)
+                    break
         if spent:
             self.s.limits.append(f"event tuning used its whole budget of {self.s.budget.tune_steps} certified "
                                  f"ratios (tune_steps) on {spent} of {len(todo)} pairs")
@@ -508,18 +544,79 @@ def _budgeted(s: Search, pairs: list[Pair]) -> list[Pair]:
     return pairs[:n]
 
 
-def _spent(s: Search, backend: ContinuousBackend, share: float, what: str) -> bool:
-    """Whether ``share`` of the enclosures or the work budget is spent (then ``what`` goes into
-    ``limits_hit``)."""
+def _spent(s: Search, regions: int, work: int, share: float, what: str) -> bool:
+    """Whether ``share`` of the enclosures or the work budget is spent, with ``regions`` enclosed and
+    ``work`` done (then ``what`` goes into ``limits_hit``)."""
     b = s.budget
-    if backend.regions < share * b.enclosures and backend.work < share * b.work:
+    if regions < share * b.enclosures and work < share * b.work:
         return False
     part = f", {share:g} of it for this stage)" if share < 1 else ")"
-    if backend.regions >= share * b.enclosures:
-        s.limits.append(f"{what}: {backend.regions} regions enclosed (enclosures budget {b.enclosures}" + part)
+    if regions >= share * b.enclosures:
+        s.limits.append(f"{what}: {regions} regions enclosed (enclosures budget {b.enclosures}" + part)
     else:
-        s.limits.append(f"{what}: enclosure work {backend.work} (work budget {b.work}" + part)
+        s.limits.append(f"{what}: enclosure work {work} (work budget {b.work}" + part)
     return True
+
+
+class _PairTasks:
+    """``fn`` on each pair: the first pair (and its swap) here, which also compiles what the others
+    need, then the others as forked tasks (:mod:`hybrid.searcher.forked_tasks`) from the backend as it
+    is then, read in order.  The backend's counts grow by each forked pair's as it is read (and by no
+    other), so the budgets' stops fall where they would one pair after another, on any number of
+    workers."""
+
+    def __init__(self, s: Search, backend: ContinuousBackend, pairs: list[Pair], fn: Callable[[Pair], Any],
+                 per_task: int = 1) -> None:
+        def task(group: list[Pair]) -> list[tuple[Any, list[int]]]:
+            out = []
+            for p in group:
+                before = backend.counts()
+                value = fn(p)
+                out.append((value, [b - a for a, b in zip(before, backend.counts())]))
+            return out
+
+        groups = _groups(pairs, per_task)
+        self.backend, self._read = backend, [0, 0, 0]
+        self._tasks = ordered(task, groups[1:], s.tasks)
+        self._values = itertools.chain(_here(task, groups[:1]), (v for vs in self._tasks for v in vs))
+
+    def __enter__(self) -> "_PairTasks":
+        return self
+
+    def spent(self) -> tuple[int, int]:
+        """The regions enclosed and the enclosure work, with the pairs read so far."""
+        regions, constraints, stars = (a + b for a, b in zip(self.backend.counts(), self._read))
+        return regions, constraints + stars
+
+    def next(self) -> Any:
+        """The next pair's value (its task's exception raised here)."""
+        value, counts = next(self._values)
+        self._read = [a + b for a, b in zip(self._read, counts)]
+        return value
+
+    def __exit__(self, *exc: Any) -> None:
+        self._tasks.close()
+        self.backend.charge(self._read)
+
+
+def _here(task: Callable[[list[Pair]], list[tuple[Any, list[int]]]], groups: list[list[Pair]]) -> Iterator[Any]:
+    """The first group's values, computed in this process when read; its counts stay charged here."""
+    for group in groups:
+        for value, _ in task(group):
+            yield value, [0, 0, 0]
+
+
+def _groups(pairs: list[Pair], per_task: int = 1) -> list[list[Pair]]:
+    """The pairs' tasks: consecutive pairs on the same two inputs (a pair and its swap) in one, the
+    second reusing the first's paths and enclosures, and ``per_task`` such groups in one (a fork
+    costs tens of milliseconds: a finite-output pair's level may take less)."""
+    swaps: list[list[Pair]] = []
+    for p in pairs:
+        if swaps and {swaps[-1][0].x, swaps[-1][0].x_prime} == {p.x, p.x_prime}:
+            swaps[-1].append(p)
+        else:
+            swaps.append([p])
+    return [[p for g in swaps[i:i + per_task] for p in g] for i in range(0, len(swaps), per_task)]
 
 
 def _note_refinement(s: Search, decided: bool) -> None:

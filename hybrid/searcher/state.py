@@ -18,6 +18,7 @@ from hybrid.formats import inputs_to_json, output_to_json, params_to_json, value
 from hybrid.inputs import Pair, coordinate_moves, pattern_pairs, random_pair
 from hybrid.seeds import derive_seed
 from hybrid.searcher.budget import Budget
+from hybrid.searcher.forked_tasks import TaskLog
 from hybrid.searcher.stopping import Convergence
 from hybrid.testers.statdp import StatDPTester
 from samplers import deadline
@@ -96,6 +97,7 @@ class SearchResult:
     delta_no_proof: list[str] | None = None  # why no rule proved delta at the claim
     reports_delta: bool = False  # the delta fields above are part of the JSON
     slice: dict[str, Any] | None = None  # the program slice searched at large n (hybrid.searcher.slices)
+    tasks: list[dict[str, Any]] = field(default_factory=list)  # the search's own stretches and forked tasks (seconds)
 
     def witness_pair(self) -> Pair:
         """The witness's pair of inputs."""
@@ -118,6 +120,8 @@ class SearchResult:
             "pvalue_curve": [[e, p] for e, p in self.pvalue_curve],
             "stopped_by": self.stopped_by,
         }
+        if self.tasks:  # timings, like ``timings``: only the list's shape is the same at any number of workers
+            out["tasks"] = self.tasks
         if out["eps_lower"] == INF:
             out["eps_lower"] = "inf"
         if self.ratio_enclosure is not None:
@@ -178,6 +182,7 @@ class Search:
         self.global_check = global_check
         self.say = progress
         self.clock = _Clock()
+        self.tasks = TaskLog()  # forked tasks (hybrid.searcher.forked_tasks), for the critical path
         self.queries = 0
         self.samples = 0
         self.limits: list[str] = []
@@ -389,4 +394,5 @@ def finish(s: Search, result: SearchResult) -> SearchResult:
     if s.clock.expired and not any("time budget" in lim for lim in s.limits):
         result.limits_hit.append(f"time budget of {s.budget.time:g} s reached")
     result.timings = s.clock.done()
+    result.tasks = s.tasks.done()
     return result

@@ -35,7 +35,7 @@ PRELOAD = ["hybrid.searcher.search", "hybrid.suites.runner", "samplers.catalogue
 POLL = 1.0  # seconds between checks of the supervisor's stop flag
 ANSWER_PREFIX = "dphybrid-entry-"  # then the supervisor's pid: the temporary file an entry answers in
 
-Job = tuple[Callable[[Any], dict[str, Any]], Any, int, str]  # runner, entry, numba threads, answer file
+Job = tuple[Callable[[Any], dict[str, Any]], Any, int, str, Any]  # runner, entry, numba threads, answer file, tokens
 
 
 @dataclass(frozen=True)
@@ -49,16 +49,18 @@ class Outcome:
 
 
 def run_isolated(runner: Callable[[Any], dict[str, Any]], entry: Any, numba_threads: int, limit: float,
-                 stop: threading.Event | None = None) -> Outcome:
+                 stop: threading.Event | None = None, tokens: Any = None) -> Outcome:
     """``runner(entry)`` in a new process with ``numba_threads`` threads, killed after ``limit`` seconds.
 
     Setting ``stop`` kills the process within :data:`POLL` seconds (the run was interrupted).
+    ``tokens``, a multiprocessing semaphore, is the pool of free workers the entry's forked tasks may
+    use (:mod:`hybrid.searcher.forked_tasks`; a fresh interpreter's entry gets none).
     """
     sweep_stale_answers()
     fd, answer = tempfile.mkstemp(prefix=f"{ANSWER_PREFIX}{os.getpid()}-", suffix=".json")
     os.close(fd)
     try:
-        child = _start((runner, entry, numba_threads, answer))
+        child = _start((runner, entry, numba_threads, answer, tokens))
         code = _wait(child, limit, stop)
         if code is None:
             child.kill()
@@ -150,7 +152,7 @@ def _start(job: Job) -> _Child:
         proc = subprocess.Popen([sys.executable, "-m", "hybrid.suites.entry_process"], stdin=subprocess.PIPE, env=env)
         assert proc.stdin is not None
         try:  # stdin stays open: its end closing tells the entry that its supervisor is gone
-            pickle.dump(job, proc.stdin)
+            pickle.dump((*job[:4], None), proc.stdin)  # a semaphore passes to multiprocessing children only
             proc.stdin.flush()
         except BrokenPipeError:
             pass  # the process died at once; its exit code says how
@@ -174,15 +176,19 @@ def _exit_with_supervisor() -> None:
     threading.Thread(target=watch, name="supervisor-watch", daemon=True).start()
 
 
-def _entry_main(runner: Callable[[Any], dict[str, Any]], entry: Any, numba_threads: int, answer: str) -> None:
+def _entry_main(runner: Callable[[Any], dict[str, Any]], entry: Any, numba_threads: int, answer: str,
+                tokens: Any) -> None:
     """The entry process: run, then leave the result or the error in ``answer`` (written atomically)."""
     from hybrid.formats import json_safe
+    from hybrid.searcher.forked_tasks import use_pool
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle; it stops us
     _exit_with_supervisor()
-    # This process starts no processes of its own.  Under 'fork', numba's thread-start lock is a
-    # semaphore unlinked at once, so killing us leaves nothing for the resource tracker to report.
+    # This process starts no multiprocessing processes of its own (its forked tasks are plain forks).
+    # Under 'fork', numba's thread-start lock is a semaphore unlinked at once, so killing us leaves
+    # nothing for the resource tracker to report.
     multiprocessing.set_start_method("fork", force=True)
+    use_pool(tokens)
     import numba
 
     numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))

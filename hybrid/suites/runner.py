@@ -8,7 +8,10 @@ one JSONL row, appended by the coordinating process the moment it arrives (flush
 fsynced, under an exclusive lock on the file), so a crash or ``kill -9`` loses at most
 the entries in flight, and ``resume`` skips the rows already written (``retry_failed``
 runs the failed ones again).  Each entry gets ``cores // jobs`` numba threads so
-parallel entries do not oversubscribe the machine.
+parallel entries do not oversubscribe the machine.  On the local backend, a worker left without
+an entry to start lends itself to the entries still running: their independent tasks (candidate
+pairs' event tuning, :mod:`hybrid.searcher.forked_tasks`) run on it, so a long entry does not
+leave cores idle; the results stay those of any number of workers.  (A dask worker lends none.)
 """
 
 from __future__ import annotations
@@ -52,11 +55,16 @@ def _row(entry: Entry, index: int, status: str, result: dict[str, Any] | None, e
 
 
 def execute(entry: Entry, index: int, numba_threads: int, runner: Runner = run_search_entry,
-            stop: threading.Event | None = None) -> dict[str, Any]:
-    """Run one entry in its own process and describe the outcome as a result row (never raises)."""
+            stop: threading.Event | None = None, tokens: Any = None) -> dict[str, Any]:
+    """Run one entry in its own process and describe the outcome as a result row (never raises);
+    ``tokens``: the free workers its forked tasks may use.  The result's ``tasks`` (its critical path's
+    parts, :mod:`hybrid.searcher.forked_tasks`) go onto the row."""
     started = time.perf_counter()
-    out = run_isolated(runner, entry, numba_threads, entry.hard_limit, stop)
-    return _row(entry, index, out.status, out.result, out.error, f"{socket.gethostname()}:{out.pid}", started)
+    out = run_isolated(runner, entry, numba_threads, entry.hard_limit, stop, tokens)
+    row = _row(entry, index, out.status, out.result, out.error, f"{socket.gethostname()}:{out.pid}", started)
+    if isinstance(row["result"], dict) and "tasks" in row["result"]:
+        row["tasks"] = row["result"].pop("tasks")
+    return row
 
 
 def _lost(entry: Entry, index: int, error: BaseException) -> dict[str, Any]:
@@ -65,13 +73,36 @@ def _lost(entry: Entry, index: int, error: BaseException) -> dict[str, Any]:
     return _row(entry, index, "error", None, f"the entry's worker was lost: {message}", "", time.perf_counter())
 
 
-def _supervise(entry: Entry, index: int, threads: int, runner: Runner,
-               stop: threading.Event | None) -> tuple[int, Entry, dict[str, Any]]:
+class _FreeWorkers:
+    """The pool of free workers the entries' forked tasks share: a worker whose entry ends when no
+    entry is left to start puts its token in (entries still running take it, without waiting)."""
+
+    def __init__(self, entries: int) -> None:
+        import multiprocessing
+
+        self.tokens = multiprocessing.get_context("forkserver").Semaphore(0)
+        self._left, self._lock = entries, threading.Lock()
+
+    def started(self) -> None:
+        with self._lock:
+            self._left -= 1
+
+    def ended(self) -> None:
+        with self._lock:
+            if self._left == 0:
+                self.tokens.release()
+
+
+def _supervise(entry: Entry, index: int, threads: int, runner: Runner, stop: threading.Event | None,
+               free: _FreeWorkers) -> tuple[int, Entry, dict[str, Any]]:
     """One entry's row, whatever happens to its supervisor."""
+    free.started()
     try:
-        return index, entry, execute(entry, index, threads, runner, stop)
+        return index, entry, execute(entry, index, threads, runner, stop, free.tokens)
     except Exception as e:  # the supervisor itself failed: still one row, and the run goes on
         return index, entry, _lost(entry, index, e)
+    finally:
+        free.ended()
 
 
 @contextlib.contextmanager
@@ -98,13 +129,15 @@ def _stop_on_interrupt(stop: threading.Event) -> Iterator[None]:
 
 def _local_rows(todo: list[tuple[int, Entry]], jobs: int, threads: int,
                 runner: Runner) -> Iterator[tuple[int, Entry, dict[str, Any]]]:
-    """Rows as they finish, ``jobs`` supervisors at a time (joblib threads, one process per entry)."""
+    """Rows as they finish, ``jobs`` supervisors at a time (joblib threads, one process per entry); the
+    workers left idle at the end run the forked tasks of the entries still running."""
     from joblib import Parallel, delayed
 
     stop = threading.Event()
+    free = _FreeWorkers(len(todo))
     with _stop_on_interrupt(stop):
         rows = Parallel(n_jobs=jobs, backend="threading", return_as="generator_unordered")(
-            delayed(_supervise)(e, i, threads, runner, stop) for i, e in todo)
+            delayed(_supervise)(e, i, threads, runner, stop, free) for i, e in todo)
         try:
             for row in rows:
                 yield row

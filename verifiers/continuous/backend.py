@@ -186,6 +186,17 @@ class ContinuousBackend:
         with them) plus the stars' integration work (:class:`verifiers.continuous.region.Stars`)."""
         return self._constraints + self._stars.work
 
+    def counts(self) -> tuple[int, int, int]:
+        """The regions enclosed, their constraints' work and the stars' work: what :meth:`charge` adds."""
+        return self.regions, self._constraints, self._stars.work
+
+    def charge(self, counts: Sequence[int]) -> None:
+        """Add the :meth:`counts` of work done on a copy of this backend (a forked task) to its own."""
+        regions, constraints, stars = counts
+        self.regions += regions
+        self._constraints += constraints
+        self._stars.work += stars
+
     # -- inputs and paths --------------------------------------------------------------
     def check_input(self, x: Sequence[int]) -> Point:
         return self.program.domain.check(x)
