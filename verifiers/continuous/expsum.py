@@ -85,14 +85,26 @@ def integrate(f: ExpSum, a: Fraction | float, b: Fraction | float, denominator: 
     return total
 
 
-def evaluator(f: ExpSum):
-    """``t -> f(t)`` at an arb or acb ``t`` (for quadrature), with the rates converted to balls once."""
-    terms = [(q(lam), c) for lam, c in f.items()]
+def evaluators(sums: list[ExpSum]):
+    """``t -> [f(t) for f in sums]`` at an arb or acb ``t`` (for quadrature): each ``e^(lam t)`` is
+    computed once for all the sums with rate ``lam`` (a star's leaves share their noise's few rates),
+    the rates converted to balls once.  Each sum's value is the ball it would be alone: the same
+    exponentials, added in the same order."""
+    index: dict[Fraction, int] = {}
+    for f in sums:
+        for lam in f:
+            index.setdefault(lam, len(index))
+    rates = [q(lam) for lam in index]
+    terms = [[(index[lam], c) for lam, c in f.items()] for f in sums]
 
-    def value(t):
-        total = 0 * t
-        for rate, c in terms:
-            total += c * (rate * t).exp()
-        return total
+    def values(t):
+        exps = [(rate * t).exp() for rate in rates]
+        out = []
+        for f in terms:
+            total = 0 * t
+            for i, c in f:
+                total += c * exps[i]
+            out.append(total)
+        return out
 
-    return value
+    return values

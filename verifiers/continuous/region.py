@@ -250,25 +250,29 @@ class _Solver:
         witness asking more raises the level): the quadrature's cost grows with the bits asked."""
         from flint import arb
 
-        factors: list[tuple[Callable, int]] = []
+        sums: list[expsum.ExpSum] = []  # the Laplace factors' exp-sums, evaluated together
+        factors: list[tuple[Callable | int, int]] = []  # a Gaussian factor, or an index into sums
         for leaf, (lo, hi), k in active:
             if leaf.law.kind == "gaussian":
                 factors.append((_gaussian_factor(leaf.law, lo, hi), k))
             else:
-                diff = _difference(leaf.law, lo, hi, tau)
-                factors.append((expsum.evaluator(diff), k))
+                factors.append((len(sums), k))
+                sums.append(_difference(leaf.law, lo, hi, tau))
         if hub_law.kind == "gaussian":
-            density = lambda t: laws.density_ball(hub_law, t)  # noqa: E731
+            density: Callable | int = lambda t: laws.density_ball(hub_law, t)  # noqa: E731
         else:
-            density = expsum.evaluator(laws.density_terms(hub_law, tau >= 0))
+            density = len(sums)
+            sums.append(laws.density_terms(hub_law, tau >= 0))
+        at = expsum.evaluators(sums)
 
         stars, weight = self.stars, QUADRATURE_WEIGHT * (len(factors) + 1)
 
         def integrand(t, _analytic):  # entire: exponentials, erfc and integer powers (by multiplication)
             stars.work += weight
-            v = density(t)
+            vs = at(t)
+            v = vs[density] if isinstance(density, int) else density(t)
             for f, k in factors:
-                v = v * _ball_power(f(t), k)
+                v = v * _ball_power(vs[f] if isinstance(f, int) else f(t), k)
             return v
 
         if a != -INF and b != INF:
