@@ -404,10 +404,24 @@ def _rate_denominator(hub: Law, leaves) -> int:
 
 
 def _difference(law: Law, lo: Fn | None, hi: Fn | None, tau: Fraction) -> expsum.ExpSum:
-    """``F(hi(t)) - F(lo(t))`` as an exp-sum on the piece containing ``tau``."""
-    upper = {Fraction(0): expsum.q(1)} if hi is None else laws.cdf_terms(law, hi, _at(hi, tau) >= 0)
-    lower = {} if lo is None else laws.cdf_terms(law, lo, _at(lo, tau) >= 0)
-    return expsum.subtract(upper, lower)
+    """``F(hi(t)) - F(lo(t))`` as an exp-sum on the piece containing ``tau``, at the working precision."""
+    from flint import ctx
+
+    signs = (lo is not None and _at(lo, tau) >= 0, hi is not None and _at(hi, tau) >= 0)
+    return _cdf_difference(law, lo, hi, signs, ctx.prec)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _cdf_difference(law: Law, lo: Fn | None, hi: Fn | None, signs: tuple[bool, bool], prec: int) -> expsum.ExpSum:
+    """``F(hi(t)) - F(lo(t))`` as an exp-sum keyed by rates, given the signs of ``lo(t)`` and
+    ``hi(t)`` on the piece, at ``prec`` bits.  Cached (read only by its callers): a star's leaves
+    meet the same ends on piece after piece and star after star."""
+    from flint import ctx
+
+    with ctx.workprec(prec):
+        upper = {Fraction(0): expsum.q(1)} if hi is None else laws.cdf_terms(law, hi, signs[1])
+        lower = {} if lo is None else laws.cdf_terms(law, lo, signs[0])
+        return expsum.subtract(upper, lower)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -417,12 +431,10 @@ def _factor(law: Law, lo: Fn | None, hi: Fn | None, signs: tuple, den: int, prec
     paths of one input share most factors (a sparse vector's query j is above or below, on every path)."""
     from flint import ctx
 
-    with ctx.workprec(prec):
-        if lo is None and hi is None and len(signs) == 1:
+    if lo is None and hi is None and len(signs) == 1:
+        with ctx.workprec(prec):
             return expsum.rekey(laws.density_terms(law, signs[0]), den)
-        upper = {Fraction(0): expsum.q(1)} if hi is None else laws.cdf_terms(law, hi, signs[1])
-        lower = {} if lo is None else laws.cdf_terms(law, lo, signs[0])
-        return expsum.rekey(expsum.subtract(upper, lower), den)
+    return expsum.rekey(_cdf_difference(law, lo, hi, signs, prec), den)
 
 
 def _power(f: expsum.ExpSum, k: int) -> expsum.ExpSum:
