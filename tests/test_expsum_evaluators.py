@@ -38,3 +38,22 @@ def test_a_value_contains_the_exact_sum():
     (v,) = expsum.evaluators([f])(arb(1))
     assert v.overlaps(2 * arb(1).exp() + (-arb(1)).exp())
     assert v.rad() < arb(2) ** -40
+
+
+def test_a_cached_cdf_difference_is_the_one_computed_afresh_at_each_precision():
+    from flint import ctx
+
+    from verifiers.continuous import laws
+    from verifiers.continuous.paths import Law
+    from verifiers.continuous.region import _difference
+
+    law = Law("laplace", Fraction(3, 2))
+    lo, hi = (Fraction(1), Fraction(-1, 3)), (Fraction(1), Fraction(2))  # t - 1/3 < z < t + 2
+    for bits in (40, 200, 40):  # the second 40-bit ask is served from the cache: still 40 bits
+        for tau in (Fraction(-5), Fraction(0), Fraction(7, 2)):
+            with ctx.workprec(bits):
+                got = _difference(law, lo, hi, tau)
+                want = expsum.subtract(laws.cdf_terms(law, hi, hi[0] * tau + hi[1] >= 0),
+                                       laws.cdf_terms(law, lo, lo[0] * tau + lo[1] >= 0))
+            assert got.keys() == want.keys()
+            assert all(got[k].mid() == want[k].mid() and got[k].rad() == want[k].rad() for k in got)
