@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import codecs
-import ctypes
 import io
 import os
 import resource
@@ -26,6 +25,7 @@ import sys
 import time
 from typing import Callable
 
+from hybrid.child_process import die_with_parent
 from samplers.errors import ParameterError
 
 MAX_OUTPUT = 64 * 2**20  # bytes of the child's stdout and stderr relayed; the rest is cut, and that said
@@ -87,14 +87,6 @@ class _Stream(io.TextIOWrapper):
 
     def isatty(self) -> bool:
         return self._tty
-
-
-def die_with_parent() -> None:
-    """Ask Linux to kill this child when its parent dies (a killed command leaves no worker behind)."""
-    try:
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def _child(command: Callable[[], int], status_w: int, out_w: int, err_w: int, ttys: tuple[bool, bool],

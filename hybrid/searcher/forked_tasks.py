@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
-from hybrid.cli.isolation import die_with_parent
+from hybrid.child_process import die_with_parent
 
 T = TypeVar("T")
 R = TypeVar("R")
