@@ -192,9 +192,10 @@ def test_long_vectors_are_abbreviated_in_text_and_whole_in_json(capsys):
     assert vector_text(range(3)) == "[0, 1, 2]"
     assert vector_text([1] * 1000) == "[1, 1, 1, 1, 1, 1, 1, 1, ... (1,000 values)]"
     assert pair_text([1] * 20, [1] * 19 + [0]).endswith("they differ at [19] 1 vs 0")
-    assert cli(["search", "rr", "-p", "n=300", "--no-global", "--time-budget", "60"]) == 0
+    fast = ["--samples", "20000"]  # testing is not what this is about: a small count keeps it short
+    assert cli(["search", "rr", "-p", "n=300", "--no-global", "--time-budget", "60", *fast]) == 0
     text = capsys.readouterr().out
     assert "(300 values)" in text and len(text) < 10_000, len(text)
-    assert cli(["search", "rr", "-p", "n=300", "--no-global", "--time-budget", "60", "--json"]) == 0
+    assert cli(["search", "rr", "-p", "n=300", "--no-global", "--time-budget", "60", "--json", *fast]) == 0
     w = json.loads(capsys.readouterr().out)["witness"]
     assert len(w["x"]) == len(w["x_prime"]) == 300
