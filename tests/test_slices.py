@@ -132,3 +132,17 @@ def test_no_rule_starts_after_the_deadline(monkeypatch):
         found = proof_stage._prove_in_order(prog, 30.0, ("composition",))
     assert {n.rule for n in found} == {"composition", "alignment", "gaussian"}
     assert "time budget of 0.01 s reached" in found[0].reason  # the deadline that stopped it, not prove_time
+
+
+def test_a_large_loop_is_proved_for_every_n_before_the_per_n_rules():
+    """svt1 at n = 1000: the every-n rule proves eps in about a second, where the alignment rule's work
+    grows with n (it ran out of its 120 s); a large program without the loop construct goes on to the
+    per-n rules."""
+    from hybrid.searcher import proof_stage
+    from verifiers.prover.proof import Proof
+
+    prog = get("svt1").trace(n=1000)
+    assert len(prog.nodes) > proof_stage.EVERY_N_FIRST
+    found = proof_stage._prove_in_order(prog, 60.0, ())
+    assert isinstance(found, Proof) and found.rule == "every_n" and found.eps_upper <= 0.1 + 1e-9
+    assert proof_stage._every_n(get("prefix_sum").trace(n=400), 30.0) is None

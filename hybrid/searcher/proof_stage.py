@@ -43,12 +43,36 @@ def prove_stage(s: Search, program: Program, first: Sequence[str] = ()) -> None:
     prove_at_claim(s, program)
 
 
+EVERY_N_FIRST = 1000  # program nodes beyond which a proof for every n is tried before the per-n rules
+
+
+def _every_n(program: Program, budget: float) -> Any:
+    """The every-n rules' proof (it holds at this n too), or None: for a large program written with
+    the loop construct they take seconds where the per-n rules' work grows with n."""
+    from verifiers.prover.every_n import NotEveryN
+    from verifiers.prover.proof import Proof
+    from verifiers.prover.prove import prove
+
+    try:
+        found = prove(program, every_n=True, time_budget=budget)
+    except NotEveryN:
+        return None
+    return found if isinstance(found, Proof) else None
+
+
 def _prove_in_order(program: Program, budget: float, first: Sequence[str]) -> Any:
     """:func:`verifiers.prover.prove.prove` with the rules ``first`` first, the others only when those
-    prove nothing, all within ``budget`` seconds."""
+    prove nothing, all within ``budget`` seconds; a program over :data:`EVERY_N_FIRST` nodes tries
+    a proof for every n before all of them (with half the budget)."""
     from verifiers.prover.proof import NoProof, Proof
     from verifiers.prover.prove import per_n_rules, prove
 
+    if len(program.nodes) > EVERY_N_FIRST:
+        start = time.perf_counter()
+        found = _every_n(program, budget / 2)
+        if found is not None:
+            return found
+        budget -= time.perf_counter() - start
     if not first:
         return prove(program, time_budget=budget)
     start = time.perf_counter()
