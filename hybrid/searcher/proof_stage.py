@@ -63,22 +63,23 @@ def _every_n(program: Program, budget: float) -> Any:
 def _prove_in_order(program: Program, budget: float, first: Sequence[str]) -> Any:
     """:func:`verifiers.prover.prove.prove` with the rules ``first`` first, the others only when those
     prove nothing, all within ``budget`` seconds; a program over :data:`EVERY_N_FIRST` nodes tries
-    a proof for every n before all of them (with half the budget)."""
+    a proof for every n after ``first`` and before the others (with half the time left)."""
     from verifiers.prover.proof import NoProof, Proof
     from verifiers.prover.prove import per_n_rules, prove
 
-    if len(program.nodes) > EVERY_N_FIRST:
-        start = time.perf_counter()
-        found = _every_n(program, budget / 2)
-        if found is not None:
-            return found
-        budget -= time.perf_counter() - start
-    if not first:
+    large = len(program.nodes) > EVERY_N_FIRST
+    if not first and not large:
         return prove(program, time_budget=budget)
     start = time.perf_counter()
-    found = prove(program, rules=first, time_budget=budget)
+    found = prove(program, rules=first, time_budget=budget) if first else []
+    if isinstance(found, Proof):
+        return found
+    if large and not deadline.expired():
+        every = _every_n(program, (budget - (time.perf_counter() - start)) / 2)
+        if every is not None:
+            return every
     rest = [r for r in per_n_rules() if r not in first]
-    if isinstance(found, Proof) or not rest:
+    if not rest:
         return found
     left = budget - (time.perf_counter() - start)
     if left <= 0 or deadline.expired():  # a rule started now would only find the deadline passed
