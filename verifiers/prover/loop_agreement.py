@@ -47,7 +47,7 @@ class _Draws:
 
     def __call__(self, n: Node, vals: list[Any]) -> Any:
         self.k += 1
-        return _draw(random.Random(hash((self.seed, self.k, n.op, repr(n.attr)))), n, vals)
+        return _draw(random.Random(f"{self.seed}:{self.k}:{n.op}:{n.attr!r}"), n, vals)  # str seeds: sha512, same in every process
 
 
 def _run(nodes: list[Node], start: int, stop: int, env: dict[int, Any], draws: _Draws,
