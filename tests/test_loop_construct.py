@@ -116,7 +116,7 @@ def test_symbolic_iteration_of_svt1_has_one_state_counter_and_threshold():
     assert all(i < lt.body_start for i in lt.init)
 
 
-@pytest.mark.parametrize("name", ["prefix_sum", "smartsum", "laplace"])
+@pytest.mark.parametrize("name", ["prefix_sum", "laplace"])
 def test_mechanisms_without_the_loop_construct_are_refused(name):
     with pytest.raises(NotALoop, match="not written with the loop construct|reads the size parameter"):
         _loop_of(name)

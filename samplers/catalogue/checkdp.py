@@ -71,17 +71,18 @@ def badpartialsum(x, *, eps=0.1, n=5):
 
 
 def _smart_sum(x, *, eps, T, M, block_noise):
-    """CheckDP's smartsum loop: a running noisy sum, restarted from the noisy block sum every M steps."""
-    out, running, block = [], 0, 0
-    for i, q in enumerate(x[: T + 1]):
-        if (i + 1) % M == 0:
-            running = block + q + (lap(1 / eps) if block_noise else 0)
-            block = 0
-        else:
-            running = running + q + lap(1 / eps)
-            block = block + q
-        out.append(running)
-    return tuple(out)
+    """CheckDP's smartsum loop: a running noisy sum, restarted from the noisy block sum every M steps
+    (an indexed ``scan`` over steps 0..T; traced at a size it is the ``for i, q in enumerate`` loop)."""
+
+    def step(i, q, state):
+        running, block = state
+        noise = lap(1 / eps)
+        last = i % M >= M - 1  # (i + 1) % M == 0: the block's last step
+        restart = block + q + noise if block_noise else block + q
+        running = ite(last, restart, running + q + noise)
+        return running, (running, ite(last, 0, block + q))
+
+    return scan(x[: T + 1], step, (0, 0), indexed=True)[0]
 
 
 @_checkdp(lambda p: 2 * p["eps"], "smartsum")

@@ -3,12 +3,17 @@
 ``scan(x, step, state)`` runs ``out, state = step(q, state)`` for every element ``q`` of the
 input vector in order and returns ``(outs, state)``: the tuple of the non-None ``out`` and the
 final state.  Traced for a concrete input it is exactly the Python ``for`` loop it replaces
-(the same operations in the same order, hence the same IR).
+(the same operations in the same order, hence the same IR).  With ``indexed=True`` the step
+is ``step(i, q, state)`` with ``i`` the element's index (0, 1, ...), as ``enumerate`` gives
+it; the input may be a prefix ``x[:k]`` (a constant ``k``, e.g. ``T + 1``).
 
 :func:`trace_loop` traces a mechanism written with ``scan`` once for a *symbolic* iteration:
 the input vector is a :class:`SymbolicVector` (no length, no indexing), the size parameter is
 poisoned (any use refuses), and ``scan`` traces ``step`` once with fresh leaves for the element
-and for every state component.  The result, a :class:`LoopTrace`, splits the nodes into the
+and for every state component (and a fresh integer leaf ``i >= 0`` for the index of an indexed
+scan: the proof holds for every index value).  A prefix ``x[:k]`` is recorded as ``stop = k``:
+the loop runs over the first ``min(k, n)`` elements, a loop of some length, which the
+induction covers; the elements after it are never read.  The result, a :class:`LoopTrace`, splits the nodes into the
 prologue (before the loop: it cannot read the input), the body (one iteration over the leaves)
 and the epilogue (over fresh leaves standing for the final state).  Why a mechanism cannot be
 traced so is a :class:`NotALoop`.
@@ -32,16 +37,15 @@ class NotALoop(LanguageError):
     """A mechanism that ``--every-n`` cannot trace as one symbolic loop iteration (and why)."""
 
 
-Step = Callable[[Any, tuple], tuple[Any, tuple]]
-
-
-def scan(xs: Any, step: Step, state: tuple = ()) -> tuple[tuple, tuple]:
-    """``out, state = step(q, state)`` for each ``q`` of ``xs`` in order; ``(outs, final state)``."""
+def scan(xs: Any, step: Callable[..., tuple[Any, tuple]], state: tuple = (), *,
+         indexed: bool = False) -> tuple[tuple, tuple]:
+    """``out, state = step(q, state)`` (``indexed``: ``step(i, q, state)``) for each ``q`` of ``xs``
+    in order; ``(outs, final state)``."""
     if isinstance(xs, SymbolicVector):
-        return xs.scan(step, tuple(state))
+        return xs.scan(step, tuple(state), indexed)
     outs = []
-    for q in xs:
-        out, state = step(q, state)
+    for i, q in enumerate(xs):
+        out, state = step(i, q, state) if indexed else step(q, state)
         if out is not None:
             outs.append(out)
     return tuple(outs), state
@@ -72,11 +76,14 @@ class LoopTrace:
     body_start: int
     epilogue_start: int
     reduce: tuple[str, Any, int] | None = None  # (argmax / max / min, its ties, its result leaf)
+    index: int | None = None  # the index leaf of an indexed scan
+    stop: int | None = None  # the loop runs over x[:stop] (None: the whole input)
 
     @property
     def leaves(self) -> set[int]:
-        """Leaves that stand for values, not draws (state before and after the loop)."""
-        return set(self.state_in) | set(self.final) | ({self.reduce[2]} if self.reduce else set())
+        """Leaves that stand for values, not draws (state before and after the loop, the index)."""
+        return (set(self.state_in) | set(self.final) | ({self.reduce[2]} if self.reduce else set())
+                | ({self.index} if self.index is not None else set()))
 
 
 class _Poisoned:
@@ -109,39 +116,70 @@ def poisoned(name: str) -> Any:
 class SymbolicVector:
     """The input vector of a symbolic trace: only ``scan`` may read it, once."""
 
-    def __init__(self, builder: Builder, lo: int, hi: int, name: str) -> None:
-        self._b, self._lo, self._hi, self._name = builder, lo, hi, name
-        self.record: dict[str, Any] | None = None
+    def __init__(self, builder: Builder, lo: int, hi: int, name: str, stop: int | None = None,
+                 record: dict[str, Any] | None = None) -> None:
+        self._b, self._lo, self._hi, self._name, self._stop = builder, lo, hi, name, stop
+        self._shared = record if record is not None else {}  # the record, shared with prefixes of this vector
+
+    @property
+    def record(self) -> dict[str, Any] | None:
+        return self._shared.get("loop")
 
     def _refuse(self, *_: Any) -> Any:
         raise NotALoop(f"{self._name} is not written with the loop construct: it reads the input vector "
                        "outside samplers.lang.scan (a Python loop, an index, len, sum); --every-n needs "
-                       "one scan over the whole input")
+                       "one scan over the whole input or a prefix x[:k]")
 
-    __iter__ = __len__ = __getitem__ = __add__ = __radd__ = __mul__ = _refuse
+    __iter__ = __len__ = __add__ = __radd__ = __mul__ = _refuse
 
-    def _leaf(self, value: Any, index: int) -> int:
-        b = self._b
-        float_kind = isinstance(value, float) or (isinstance(value, Sym) and b.nodes[value.id].kind == FLOAT)
-        if float_kind:
+    def __getitem__(self, key: Any) -> "SymbolicVector":
+        """A prefix ``x[:k]`` (``k`` a Python int); any other index or slice refuses."""
+        if not (isinstance(key, slice) and key.start in (None, 0) and key.step in (None, 1)
+                and type(key.stop) is int and self._stop is None):
+            return self._refuse()
+        return SymbolicVector(self._b, self._lo, self._hi, self._name, key.stop, self._shared)
+
+    def _leaf(self, b: Builder, value: Any, index: int, real: bool = False) -> int:
+        """A leaf for a state component whose value (before the iteration) is ``value``; ``real``:
+        a real-valued leaf whatever ``value`` is (the step makes the component a float)."""
+        if real or isinstance(value, float) or (isinstance(value, Sym) and b.nodes[value.id].kind == FLOAT):
             return b.continuous("laplace", 1.0)  # a real-valued placeholder; LoopTrace.leaves says it is state
         node = b.nodes[lift(value)]
         if node.bottom or node.kind != INT:
             raise NotALoop(f"{self._name}: a loop state component is not a number")
         return b.input(index, -STATE_RANGE, STATE_RANGE)
 
-    def scan(self, step: Step, state: tuple) -> tuple[tuple, tuple]:
+    def _args(self, b: Builder, state: tuple, indexed: bool, real: set[int]) -> tuple[int, int | None, tuple, tuple]:
+        """The element, index and state leaves of one symbolic iteration, and the step's arguments."""
+        element = b.input(0, self._lo, self._hi)
+        index = b.input(3000, 0, STATE_RANGE) if indexed else None
+        state_in = tuple(self._leaf(b, v, 1 + k, k in real) for k, v in enumerate(state))
+        args = ((Sym(index),) if indexed else ()) + (Sym(element), tuple(Sym(i) for i in state_in))
+        return element, index, state_in, args
+
+    def _real_components(self, step: Callable[..., tuple[Any, tuple]], state: tuple, indexed: bool) -> set[int]:
+        """The state components the step makes floats (an integer start such as ``0`` for a noisy
+        running sum): their leaves must be real-valued, not z3 integers.  Only traced (one more
+        call of the step) when some component starts as an integer."""
+        if all(isinstance(v, float) or (isinstance(v, Sym) and self._b.nodes[v.id].kind == FLOAT) for v in state):
+            return set()
+        probe = copy.deepcopy(self._b)
+        with tracing(probe):
+            _, new = step(*self._args(probe, state, indexed, set())[3])
+            return {k for k, v in enumerate(tuple(new)) if probe.nodes[lift(v, isinstance(v, float))].kind == FLOAT}
+
+    def scan(self, step: Callable[..., tuple[Any, tuple]], state: tuple, indexed: bool) -> tuple[tuple, tuple]:
         if self.record is not None:
             raise NotALoop(f"{self._name} scans its input twice: --every-n needs one loop")
         b = self._b
         init = tuple(lift(v, isinstance(v, float)) for v in state)
+        real = self._real_components(step, state, indexed)
         body_start = len(b.nodes)
-        element = b.input(0, self._lo, self._hi)
-        state_in = tuple(self._leaf(v, 1 + k) for k, v in enumerate(state))
+        element, index, state_in, args = self._args(b, state, indexed, real)
         twin = copy.deepcopy(b)
-        out, new = step(Sym(element), tuple(Sym(i) for i in state_in))
+        out, new = step(*args)
         with tracing(twin):  # a second iteration, traced after the first: the same nodes, or hidden state
-            step(Sym(element), tuple(Sym(i) for i in state_in))
+            step(*args)
         if twin.nodes != b.nodes:
             raise NotALoop(f"{self._name}: the loop's step is not the same at every iteration (it keeps Python "
                            "state between calls, e.g. an index): --every-n needs a step that is a function "
@@ -152,9 +190,10 @@ class SymbolicVector:
         state_out = tuple(lift(v, b.nodes[s].kind == FLOAT) for v, s in zip(new, state_in))
         out_id = None if out is None else lift(out, isinstance(out, float))
         epilogue_start = len(b.nodes)
-        final = tuple(self._leaf(Sym(s), 1001 + k) for k, s in enumerate(state_in))
-        self.record = dict(init=init, state_in=state_in, state_out=state_out, out=out_id, final=final,
-                           element=element, body_start=body_start, epilogue_start=epilogue_start, reduce=None)
+        final = tuple(self._leaf(b, Sym(s), 1001 + k) for k, s in enumerate(state_in))
+        self._shared["loop"] = dict(init=init, state_in=state_in, state_out=state_out, out=out_id, final=final,
+                                    element=element, body_start=body_start, epilogue_start=epilogue_start,
+                                    reduce=None, index=index, stop=self._stop)
         return _Outputs(self), tuple(Sym(f) for f in final)
 
 

@@ -4,7 +4,9 @@ The mechanism (catalogue name or ``module:alg``, written with :func:`samplers.la
 traced for one symbolic iteration (:func:`samplers.lang.loop.trace_loop`).  Synthesis tries
 small templates -- prologue draws shifted by ``0, +-u, +-2u``; each iteration's draws by
 ``k0 + k1 d_i`` (``k0`` in ``0, +-u, +-2u``, ``k1`` in ``0, +-1``) per outcome row of its noisy
-comparisons, cheapest first; a halt predicate among the body's comparisons of integer state;
+comparisons (and of those reading an indexed scan's index), cheapest first, and where none
+keeps a row, by ``k0 + k1 d_i + kc D`` (``kc`` in ``+-1``) on the row reset the accumulator
+(SmartSum's block end); a halt predicate among the body's comparisons of integer state;
 a counter among the integer state -- and keeps the plan with the smallest total cost for
 every n (:mod:`verifiers.prover.every_n_check` states the conditions and the argument).  A
 plan whose cost grows with n (all_differ with a per-element cost, a cost on rows no counter
@@ -41,10 +43,10 @@ EVIDENCE = {
     "n": str, "neighbours": str, "element": [int], "unit": NAT, "sum_d": str,
     "prologue": Map(RATIONAL), "state": [{"mode": str, "k": RATIONAL}], "halt": int,
     "rows": [{"outcomes": Map(NAT), "halts": bool, "feasible": bool, "count": RATIONAL,
-              "shifts": Map({"const": RATIONAL, "d": RATIONAL})}],
+              "shifts": Map({"const": RATIONAL, "d": RATIONAL}), "resets?": bool, "carry?": Map(RATIONAL)}],
     "counter": int, "start": RATIONAL, "top": RATIONAL,
     "epilogue": Map({"const": RATIONAL, "acc": RATIONAL}),
-    "costs": {"prologue": RATIONAL, "gamma": RATIONAL, "alpha": RATIONAL, "epilogue": RATIONAL},
+    "costs": {"prologue": RATIONAL, "gamma": RATIONAL, "alpha": RATIONAL, "epilogue": RATIONAL, "kappa?": RATIONAL},
     "eps": RATIONAL,
 }
 
@@ -219,10 +221,29 @@ def _plan_rows(f: Frame, plan: Plan, body: list[int]) -> str | None:
             if row_holds(f, plan, row):
                 break
         else:
-            return (f"no shift of the iteration's draws (k0 + k1 d_i, k0 in 0, +-u, +-2u, k1 in 0, +-1) keeps "
-                    f"its outputs and state on the outcomes {_label(outcomes)}" + (" (halting)" if halts else ""))
+            if not _resetting_row(f, plan, row, body):
+                return (f"no shift of the iteration's draws (k0 + k1 d_i, k0 in 0, +-u, +-2u, k1 in 0, +-1; "
+                        f"+ kc D resetting an accumulator) keeps its outputs and state on the outcomes "
+                        f"{_label(outcomes)}" + (" (halting)" if halts else ""))
         plan.rows.append(row)
     return None
+
+
+def _resetting_row(f: Frame, plan: Plan, row: Row, body: list[int]) -> bool:
+    """Give the row shifts ``k0 + k1 d_i + kc D`` (``kc`` in +-1 for one draw) that keep it and reset
+    the accumulator, cheapest first; False when there is no accumulator or none does."""
+    if not any(mode == "acc" for mode, _ in plan.state):
+        return False
+    row.resets = True
+    for e in body:
+        for kc in (Fraction(1), Fraction(-1)):
+            row.carry = {e: kc}
+            for choice in _options(f.st.u, f.st.laws, body, True):
+                row.shifts = {e: s for e, s in choice.items() if s != (0, 0)}
+                if row_holds(f, plan, row):
+                    return True
+    row.resets, row.carry, row.shifts = False, {}, {}
+    return False
 
 
 def _plan_epilogue(f: Frame, plan: Plan) -> bool:
@@ -319,11 +340,13 @@ def evidence(st: Setting, plan: Plan, b: Bound) -> dict[str, Any]:
         "rows": [{"outcomes": {str(c): v for c, v in sorted(r.outcomes.items())}, "halts": r.halts,
                   "feasible": r.feasible,
                   "count": fs(r.count),
-                  "shifts": {str(e): {"const": fs(k0), "d": fs(k1)} for e, (k0, k1) in sorted(r.shifts.items())}}
+                  "shifts": {str(e): {"const": fs(k0), "d": fs(k1)} for e, (k0, k1) in sorted(r.shifts.items())},
+                  "resets": r.resets, "carry": {str(e): fs(k) for e, k in sorted(r.carry.items())}}
                  for r in plan.rows],
         "counter": -1 if plan.counter is None else plan.counter, "start": fs(plan.start), "top": fs(plan.top),
         "epilogue": {str(e): {"const": fs(k0), "acc": fs(k2)} for e, (k0, k2) in sorted(plan.epilogue.items())},
-        "costs": {"prologue": fs(b.prologue), "gamma": fs(b.gamma), "alpha": fs(b.alpha), "epilogue": fs(b.epilogue)},
+        "costs": {"prologue": fs(b.prologue), "gamma": fs(b.gamma), "alpha": fs(b.alpha), "epilogue": fs(b.epilogue),
+                  "kappa": fs(b.kappa)},
         "eps": fs(b.constant),
     }
 
@@ -332,7 +355,7 @@ def _plan_from(ev: dict[str, Any]) -> Plan:
     F = Fraction
     rows = [Row({int(c): int(v) for c, v in r["outcomes"].items()},
                 {int(e): (F(s["const"]), F(s["d"])) for e, s in r["shifts"].items()}, r["feasible"], F(r["count"]),
-                r["halts"])
+                r["halts"], r.get("resets", False), {int(e): F(k) for e, k in r.get("carry", {}).items()})
             for r in ev["rows"]]
     return Plan({int(e): F(k) for e, k in ev["prologue"].items()}, [(s["mode"], F(s["k"])) for s in ev["state"]],
                 None if ev["halt"] < 0 else ev["halt"], rows, None if ev["counter"] < 0 else ev["counter"],
@@ -349,7 +372,7 @@ def check(program: Program, proof: Proof) -> str | None:
         plan = _plan_from(proof.evidence)
         if any(m not in ("delta", "acc") for m, _ in plan.state):
             return "a state component is neither 'delta' nor 'acc'"
-        if any(e not in st.laws for r in plan.rows for e in r.shifts) or any(
+        if any(e not in st.laws for r in plan.rows for e in (*r.shifts, *r.carry)) or any(
                 e not in st.laws for e in (*plan.prologue, *plan.epilogue)):
             return "a shift names a node that is no draw of the loop"
         problem = verify(st, plan)

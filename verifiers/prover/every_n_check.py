@@ -4,11 +4,14 @@ An every-n proof (:mod:`verifiers.prover.every_n`) is a :class:`Plan` over the m
 symbolic loop iteration (:func:`samplers.lang.loop.trace_loop`): neighbours ``x, x' = x - d``,
 each element difference ``d_i`` in ``[-u, u]`` (both elements in the declared range).  The
 plan shifts the prologue's draws by constants, each iteration's draws by ``k0 + k1 d_i``
-chosen by the outcomes (the *row*) of the iteration's noisy comparisons, and the epilogue's
+chosen by the outcomes (the *row*) of the iteration's noisy comparisons and of its
+comparisons that read the index ``i`` (an indexed scan; ``i`` is any integer ``>= 0``), and
+on rows that *reset* the accumulator also by ``kc D`` (``D`` its difference before the
+iteration: a block sum paid once, at its block's end, as SmartSum's), and the epilogue's
 draws by ``k0 + k2 D`` (``D`` the final difference of the accumulator).  It relates the runs
 on ``x`` and ``x'``: every state component differs by a constant ``delta``, or is an
-*accumulator* whose difference grows by ``k d_i`` per iteration (so it stays within
-``|k| sum_i |d_i|``).  An optional *halt* predicate over the state (sparse vector's cutoff
+*accumulator* whose difference grows by ``k d_i`` per iteration, or is 0 after a row that
+resets it (so it stays within ``|k|`` times the ``sum |d_j|`` since the last reset).  An optional *halt* predicate over the state (sparse vector's cutoff
 ``count >= c``) ends the live iterations.  The conditions, each for every value of the
 element, ``d``, the state, and the draws (z3, unsat of the negation):
 
@@ -17,7 +20,7 @@ element, ``d``, the state, and the draws (z3, unsat of the negation):
 2. *rows*, for each outcome vector of the noisy comparisons: if the state is not halted and the
    run on ``x`` takes the row, the run on ``x'`` with shifted draws takes it too, outputs the
    same, its new state is related again (unless the row *halts*: the new state is halted in both
-   runs) and agrees on halt, exponential draws stay in their support, and the counter grows by
+   runs; on a row that *resets*, the accumulator's new difference is 0) and agrees on halt, exponential draws stay in their support, and the counter grows by
    the row's ``count`` (rows no input takes are checked to be so);
 3. *halted*: once halted (in both runs, any states), outputs agree without any shift and the
    state stays halted;
@@ -31,6 +34,9 @@ is injective with Jacobian 1 and ``P(M(x) in E) <= e^c P(M(x') in E)`` with ``c`
 cost :func:`bound` adds up: the prologue's ``sum |k| / b``, per live iteration at most
 ``gamma |d_i|`` on rows that leave the counter alone (their shifts are ``k1 d_i``) plus
 ``alpha`` per unit the counter grows, summed to ``gamma S + alpha (top - start)`` for every n,
+plus ``kappa |D|`` on a row whose shifts read ``D`` (``kappa`` the largest ``sum |kc| / b``):
+such a row must reset (or halt), so the ``D`` read are sums over disjoint blocks of
+iterations and add up to at most ``|k| S``, giving ``kappa |k| S`` in all,
 the cost of the one halting iteration (the last live one), and the epilogue's cost.  Relations where every element may change (all_differ, monotone)
 have ``S = n s``: a positive ``gamma`` then gives a level growing with n, which is reported,
 never proved.
@@ -52,6 +58,7 @@ from samplers.lang.neighbours import AllDiffer, Monotone, OneDiffer, ReplaceOne
 from verifiers.prover.loop_z3 import DRAWS, Unencodable, evaluate, real, same
 
 Shift2 = tuple[Fraction, Fraction]
+INDEX_LO = 0  # an indexed scan's index is any integer from 0 on
 
 
 class NoEveryN(Exception):
@@ -77,9 +84,12 @@ class Setting:
         return sorted(e for e in self.laws if self.part(e) == part)
 
     def decisions(self) -> list[int]:
-        """The body's noisy comparisons (they read a draw or real-valued state): the row outcomes."""
+        """The body's noisy comparisons (they read a draw or real-valued state) and those reading the
+        index: the row outcomes."""
         lt, noisy = self.loop, set(self.laws) | {s for s in self.loop.state_in
                                                  if self.loop.nodes[s].kind == FLOAT}
+        if lt.index is not None:
+            noisy.add(lt.index)
         for i in range(lt.body_start, lt.epilogue_start):
             if any(a in noisy for a in lt.nodes[i].args):
                 noisy.add(i)
@@ -94,6 +104,8 @@ class Row:
     feasible: bool = True
     count: Fraction = Fraction(0)
     halts: bool = False  # the iteration halts the run (its state needs no relation after it)
+    resets: bool = False  # the accumulator's difference is 0 after the iteration
+    carry: dict[int, Fraction] = field(default_factory=dict)  # draw -> kc, its shift's part kc D
 
 
 @dataclass
@@ -161,6 +173,9 @@ class Frame:
                 self.assume.append(self.var[i] >= 0)
         for i in (*lt.state_in, *lt.final):
             self.var[i] = z3.Int(f"s{i}") if lt.nodes[i].kind != FLOAT else z3.Real(f"s{i}")
+        if lt.index is not None:
+            self.index = z3.Int("i")
+            self.assume.append(self.index >= INDEX_LO)
         self.diff = {i: z3.Real(f"D{i}") for i in (*lt.state_in, *lt.final)}
         self.other = {i: z3.Real(f"t{i}") if lt.nodes[i].kind == FLOAT else z3.Int(f"t{i}") for i in lt.state_in}
 
@@ -168,12 +183,15 @@ class Frame:
         v = self.var[i]
         return z3.ToReal(v) if v.sort() == z3.IntSort() else v
 
-    def runs(self, plan: Plan, body: dict[int, Shift2], free_state: bool = False) -> tuple[dict, dict]:
+    def runs(self, plan: Plan, body: dict[int, Shift2], free_state: bool = False,
+             carry: dict[int, Fraction] | None = None) -> tuple[dict, dict]:
         """All node values on ``x`` and on ``x'`` with the plan's shifts (``free_state``: the
-        state of ``x'`` unrelated, as once halted)."""
+        state of ``x'`` unrelated, as once halted; ``carry``: body shifts' parts ``kc D``)."""
         lt, no = self.st.loop, z3.BoolVal(False)
         x = {lt.element: (no, z3.ToReal(self.q))}
         y = {lt.element: (no, z3.ToReal(self.q - self.d))}
+        if lt.index is not None:
+            x[lt.index] = y[lt.index] = (no, z3.ToReal(self.index))
         for i in self.st.laws:
             x[i] = (no, self.var[i])
             part = self.st.part(i)
@@ -181,7 +199,7 @@ class Frame:
                 shift = real(plan.prologue.get(i, 0))
             elif part == "body":
                 k0, k1 = body.get(i, (0, 0))
-                shift = real(k0) + real(k1) * z3.ToReal(self.d)
+                shift = real(k0) + real(k1) * z3.ToReal(self.d) + real((carry or {}).get(i, 0)) * self.acc_in(plan)
             else:
                 k0, k2 = plan.epilogue.get(i, (0, 0))
                 shift = real(k0) + real(k2) * self.acc_final(plan)
@@ -200,7 +218,14 @@ class Frame:
 
     def acc_final(self, plan: Plan) -> Any:
         """The accumulator's final difference (its leaf's variable; 0 without an accumulator)."""
-        accs = [f for f, (mode, _) in zip(self.st.loop.final, plan.state) if mode == "acc"]
+        return self._acc(plan, self.st.loop.final)
+
+    def acc_in(self, plan: Plan) -> Any:
+        """The accumulator's difference before the iteration (0 without an accumulator)."""
+        return self._acc(plan, self.st.loop.state_in)
+
+    def _acc(self, plan: Plan, leaves: tuple[int, ...]) -> Any:
+        accs = [f for f, (mode, _) in zip(leaves, plan.state) if mode == "acc"]
         return self.diff[accs[0]] if accs else real(0)
 
     def holds(self, extra: list[Any], goal: Any) -> bool:
@@ -220,12 +245,14 @@ def _halted(vals: dict, halt: int | None) -> Any:
 
 
 def _related(f: Frame, plan: Plan, x: dict, y: dict, leaves_in: tuple, leaves_out: tuple[int, ...],
-             growth: bool) -> list[Any]:
+             growth: bool, resets: bool = False) -> list[Any]:
     out = []
     for k, (i, o) in enumerate(zip(leaves_in, leaves_out)):
         mode, k_ = plan.state[k]
         if mode == "delta":
             out.append(y[o][1] == x[o][1] + real(k_))
+        elif resets:
+            out.append(y[o][1] == x[o][1])
         elif growth:
             out.append(y[o][1] == x[o][1] + f.diff[i] + real(k_) * z3.ToReal(f.d))
     return out
@@ -267,16 +294,19 @@ def row_feasible(f: Frame, plan: Plan, row: Row) -> bool:
 
 def row_holds(f: Frame, plan: Plan, row: Row) -> bool:
     lt = f.st.loop
-    x, y = f.runs(plan, row.shifts)
+    x, y = f.runs(plan, row.shifts, carry=row.carry)
     goals = [(y[c][1] != 0) == bool(v) for c, v in row.outcomes.items()]
     if lt.out is not None:
         goals.append(same(x[lt.out], y[lt.out]))
     if not row.halts:  # once both runs halt, their states need no relation (halted_holds)
-        goals += _related(f, plan, x, y, lt.state_in, lt.state_out, growth=True)
+        goals += _related(f, plan, x, y, lt.state_in, lt.state_out, growth=True, resets=row.resets)
     goals.append(_after(f, plan, y) == row.halts)
     for e, (k0, k1) in row.shifts.items():
         if f.st.laws[e][0] == "exponential":
-            goals.append(real(k0) + real(k1) * z3.ToReal(f.d) >= 0)
+            goals.append(real(k0) + real(k1) * z3.ToReal(f.d) + real(row.carry.get(e, 0)) * f.acc_in(plan) >= 0)
+    for e, kc in row.carry.items():
+        if f.st.laws[e][0] == "exponential" and e not in row.shifts:
+            goals.append(real(kc) * f.acc_in(plan) >= 0)
     if plan.counter is not None:
         c_in, c_out = lt.state_in[plan.counter], lt.state_out[plan.counter]
         goals.append(x[c_out][1] - x[c_in][1] == real(row.count))
@@ -325,6 +355,7 @@ class Bound:
     epilogue: Fraction
     constant: Fraction | None  # the total for every n, or None when it grows with n
     per_n: Fraction  # the growth per element when constant is None
+    kappa: Fraction = Fraction(0)  # per unit of |D| on rows whose shifts read the accumulator's difference
 
     def text(self) -> str:
         if self.constant is not None:
@@ -347,9 +378,13 @@ def bound(st: Setting, plan: Plan) -> Bound:
     gamma = alpha = Fraction(0)
     per_iteration = Fraction(0)
     last = Fraction(0)  # the halting iteration's cost: paid once, halting is absorbing
+    kappa = Fraction(0)
     for row in plan.rows:
         if not row.feasible:
             continue
+        if row.carry and not (row.resets or row.halts):
+            raise NoEveryN("a row's shifts read the accumulator's difference but it neither resets nor halts")
+        kappa = max(kappa, sum((abs(kc) / st.laws[e][1] for e, kc in row.carry.items()), Fraction(0)))
         full = sum(((abs(k0) + abs(k1) * st.u) / st.laws[e][1] for e, (k0, k1) in row.shifts.items()), Fraction(0))
         if row.halts:
             last = max(last, full)
@@ -367,11 +402,12 @@ def bound(st: Setting, plan: Plan) -> Bound:
     epilogue = sum(((abs(k0) + abs(k2) * acc_range) / st.laws[e][1] for e, (k0, k2) in plan.epilogue.items()),
                    Fraction(0))
     counter_part = alpha * (max(plan.top, plan.start) - plan.start)
-    if per_iteration > 0 or (gamma > 0 and st.total is None):
-        grow = per_iteration + gamma * st.per_element
-        return Bound(prologue, gamma, alpha, epilogue + last, None, grow)
+    carried = kappa * (max(epi_accs) if epi_accs else 0)  # per unit of sum |d_j|: each block's D is read once
+    if per_iteration > 0 or ((gamma > 0 or carried > 0) and st.total is None):
+        grow = per_iteration + (gamma + carried) * st.per_element
+        return Bound(prologue, gamma, alpha, epilogue + last, None, grow, kappa)
     return Bound(prologue, gamma, alpha, epilogue + last,
-                 prologue + gamma * (st.total or 0) + counter_part + epilogue + last, Fraction(0))
+                 prologue + (gamma + carried) * (st.total or 0) + counter_part + epilogue + last, Fraction(0), kappa)
 
 
 def all_rows(decisions: list[int], halt: int | None) -> list[tuple[dict[int, int], bool]]:
@@ -399,8 +435,10 @@ def verify(st: Setting, plan: Plan) -> str | None:
                 (sorted(o.items()), h) for o, h in wanted):
             return "the rows are not every outcome vector of the iteration's noisy comparisons"
         for row in plan.rows:
-            if any(st.part(e) != "body" for e in row.shifts):
+            if any(st.part(e) != "body" for e in (*row.shifts, *row.carry)):
                 return "a row shifts a draw outside the body"
+            if row.carry and not (row.resets or row.halts):
+                return f"row {row.outcomes} reads the accumulator's difference but neither resets nor halts"
             if not row.feasible:
                 if row_feasible(f, plan, row):
                     return f"row {row.outcomes} is taken by some input but the proof says none"

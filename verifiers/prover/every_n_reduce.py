@@ -45,6 +45,8 @@ def _reduction(program: Program) -> tuple[Setting, str]:
     if loop.reduce is None:
         raise NotEveryN("the loop's outputs are not reduced by argmax or maximum (the every_n rule)")
     op, ties, _ = loop.reduce
+    if loop.index is not None or loop.stop is not None:
+        raise NotEveryN("every_n_reduce covers a scan over the whole input that does not read the index")
     if loop.state_in or loop.results != (loop.reduce[2],) or op not in ("argmax", "max") or ties not in (None, "first"):
         raise NotEveryN(f"every_n_reduce covers argmax (first ties) or maximum of a stateless loop's outputs, not "
                         f"{op}" + (f" with {ties} ties" if ties else ""))

@@ -6,7 +6,8 @@ traced at each size.  The two agree when the step is a function of its element a
 only, which the language cannot enforce: a step may count its calls in a closure, or look at
 the type of the state (a plain int before the first iteration, an IR value after it).  So the
 loop is run here, prologue, n iterations and epilogue, beside the concrete program at sizes
-1 .. :data:`SIZES`, on random inputs and one shared sequence of random draws (the k-th draw
+1 .. :data:`SIZES` (and, for a loop over a prefix ``x[:k]``, at sizes ``k`` and ``k + 1``: a
+mechanism such as SmartSum is defined only for ``n > T``), on random inputs and one shared sequence of random draws (the k-th draw
 of either gets the same value when its law is the same), and every output is compared.  A
 disagreement refuses the proof.  A step whose Python code changes only after more calls
 than that is not caught: the documented contract is that the step is pure.
@@ -51,12 +52,12 @@ class _Draws:
 
 
 def _run(nodes: list[Node], start: int, stop: int, env: dict[int, Any], draws: _Draws,
-         inputs: Callable[[int, Node], Any]) -> None:
+         inputs: Callable[[int, Node], Any], live: set[int] | None = None) -> None:
     for i in range(start, stop):
-        if i in env:
+        if i in env or (live is not None and i not in live):
             continue
         n = nodes[i]
-        vals = [env[a] for a in n.args]
+        vals = [env.get(a) if live is not None else env[a] for a in n.args]  # None: an ite's branch not taken
         if draws_randomness(n.op, n.attr):
             env[i] = draws(n, vals)
         elif n.op == "input":
@@ -65,19 +66,52 @@ def _run(nodes: list[Node], start: int, stop: int, env: dict[int, Any], draws: _
             env[i] = evaluate(n.op, n.attr, vals)
 
 
+def _index_only(lt: LoopTrace) -> set[int]:
+    """The nodes computed from constants and the index alone (constants in a concrete trace)."""
+    fixed = {i for i, n in enumerate(lt.nodes) if n.op == "const"} | ({lt.index} if lt.index is not None else set())
+    for i in range(lt.body_start, lt.epilogue_start):
+        n = lt.nodes[i]
+        if n.args and all(a in fixed for a in n.args) and not draws_randomness(n.op, n.attr) and n.op != "input":
+            fixed.add(i)
+    return fixed
+
+
+def _live(lt: LoopTrace, env: dict[int, Any], fixed: set[int]) -> set[int]:
+    """The body nodes one iteration reads: an ``ite`` whose condition is an index-only value follows
+    its taken branch only, as the concrete trace does (it folds the ``ite`` and drops the other
+    branch, draws included, so those draws take no value from the shared sequence)."""
+    live: set[int] = set()
+    todo = [i for i in (lt.out, *lt.state_out) if i is not None]
+    while todo:
+        i = todo.pop()
+        if i in live:
+            continue
+        live.add(i)
+        n = lt.nodes[i]
+        if n.op == "ite" and n.args[0] in fixed:
+            todo += [n.args[0], n.args[1] if env[n.args[0]] else n.args[2]]
+        else:
+            todo += n.args
+    return live
+
+
 def _loop_outputs(lt: LoopTrace, x: list[int], draws: _Draws) -> tuple:
     env: dict[int, Any] = {}
-    leaves = set(lt.state_in) | set(lt.final) | {lt.element} | ({lt.reduce[2]} if lt.reduce else set())
+    leaves = lt.leaves | {lt.element}
     for i in leaves:
         env[i] = None  # placeholders, set before they are read
     _run(lt.nodes, 0, lt.body_start, env, draws, _no_input)
     state = [env[i] for i in lt.init]
+    fixed = _index_only(lt)
     outs = []
-    for q in x:
+    for k, q in enumerate(x[:lt.stop]):
         body = {i: v for i, v in env.items() if i < lt.body_start}
         body[lt.element] = q
+        if lt.index is not None:
+            body[lt.index] = k
         body.update(zip(lt.state_in, state))
-        _run(lt.nodes, lt.body_start, lt.epilogue_start, body, draws, _no_input)
+        _run(lt.nodes, lt.body_start, lt.epilogue_start, body, draws, _no_input, fixed)
+        _run(lt.nodes, lt.body_start, lt.epilogue_start, body, draws, _no_input, _live(lt, body, fixed))
         state = [body[s] for s in lt.state_out]
         if lt.out is not None:
             outs.append(body[lt.out])
@@ -110,7 +144,10 @@ def disagreement(lt: LoopTrace, trace_at: Callable[[int], Any], seed: int = 0) -
     ``trace_at(k)``: the concrete program at size k (None: no program at that size)."""
     rng = random.Random(seed)
     checked = 0
-    for k in range(1, SIZES + 1):
+    sizes = list(range(1, SIZES + 1))
+    if lt.stop is not None and lt.stop > SIZES:
+        sizes += [lt.stop, lt.stop + 1]
+    for k in sizes:
         try:
             prog = trace_at(k)
         except DPHybridError:
@@ -127,7 +164,7 @@ def disagreement(lt: LoopTrace, trace_at: Callable[[int], Any], seed: int = 0) -
                 return (f"the loop traced for a symbolic iteration computes {_short(got)} where the mechanism "
                         f"traced at n = {k} computes {_short(want)} (input {x}): its step is not a function of its "
                         "element and state alone (Python state between calls, or a test of the state's type)")
-    return None if checked else "the mechanism could not be traced at any size 1.." + str(SIZES)
+    return None if checked else f"the mechanism could not be traced at any size {', '.join(map(str, sizes))}"
 
 
 def _short(v: tuple) -> str:

@@ -4,7 +4,7 @@ Every value is a pair ``(bottom, value)``: a z3 Bool (whether it is BOTTOM) and 
 Integer leaves are z3 Ints read as reals, continuous draws and real-valued state are Reals,
 comparisons and logic give 0/1; constants are their exact (binary) values.  Like the per-n
 alignment rule, values that depend on continuous noise are read as real numbers.  What the
-encoding does not cover (a product of two variables, ``argmax``, integer division, discrete
+encoding does not cover (a product of two variables, ``argmax``, discrete
 or Gaussian noise) is an :class:`Unencodable`.
 """
 
@@ -71,6 +71,9 @@ def evaluate(nodes: list[Node], leaves: Mapping[int, Value], upto: int, start: i
             if not consts:
                 raise Unencodable("a product of two variables", i)
             val[i] = (no, a[0][1] * a[1][1])
+        elif op in ("mod", "floordiv"):  # an integer operand, a positive constant divisor: z3's div and
+            k = z3.ToInt(a[0][1])        # mod floor and stay non-negative as Python's // and % do
+            val[i] = (no, z3.ToReal(k % n.attr if op == "mod" else k / n.attr))
         elif op == "abs":
             val[i] = (no, z3.If(a[0][1] >= 0, a[0][1], -a[0][1]))
         elif op in ("min", "max"):
