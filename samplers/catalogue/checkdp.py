@@ -77,7 +77,7 @@ def _smart_sum(x, *, eps, T, M, block_noise):
     def step(i, q, state):
         running, block = state
         noise = lap(1 / eps)
-        last = i % M >= M - 1  # (i + 1) % M == 0: the block's last step
+        last = (i + 1) % M == 0  # the block's last step
         restart = block + q + noise if block_noise else block + q
         running = ite(last, restart, running + q + noise)
         return running, (running, ite(last, 0, block + q))
