@@ -6,8 +6,9 @@ traced at each size.  The two agree when the step is a function of its element a
 only, which the language cannot enforce: a step may count its calls in a closure, or look at
 the type of the state (a plain int before the first iteration, an IR value after it).  So the
 loop is run here, prologue, n iterations and epilogue, beside the concrete program at sizes
-1 .. :data:`SIZES` (and, for a loop over a prefix ``x[:k]``, at sizes ``k`` and ``k + 1``: a
-mechanism such as SmartSum is defined only for ``n > T``), on random inputs and one shared sequence of random draws (the k-th draw
+1 .. :data:`SIZES` (and, for a loop over a prefix ``x[:k]``, at size ``k``: a mechanism such as
+SmartSum is defined only for ``n > T``, and at every larger size it runs the same ``k``
+iterations, its other elements unread), on random inputs and one shared sequence of random draws (the k-th draw
 of either gets the same value when its law is the same), and every output is compared.  A
 disagreement refuses the proof.  A step whose Python code changes only after more calls
 than that is not caught: the documented contract is that the step is pure.
@@ -146,7 +147,7 @@ def disagreement(lt: LoopTrace, trace_at: Callable[[int], Any], seed: int = 0) -
     checked = 0
     sizes = list(range(1, SIZES + 1))
     if lt.stop is not None and lt.stop > SIZES:
-        sizes += [lt.stop, lt.stop + 1]
+        sizes.append(lt.stop)
     for k in sizes:
         try:
             prog = trace_at(k)
