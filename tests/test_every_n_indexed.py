@@ -1,4 +1,5 @@
-"""Every-n proofs of indexed scans over a prefix (SmartSum) and of accumulators reset by a row.
+"""Every-n proofs of indexed scans, of loops over a prefix (SmartSum, ShadowDP's prefixsum) and of
+accumulators reset by a row.
 
 SmartSum's difference at step j costs eps at its own release and eps at its block's end, where
 the block sum is read and reset: 2 eps for every n.  The adversarial loops read the carried sum
@@ -38,6 +39,14 @@ def test_smartsum_is_proved_at_its_claim_for_every_n(params):
     ev = found.evidence
     assert ev["n"] == "every n >= 1" and [r["resets"] for r in ev["rows"]] == [False, True]
     assert importlib.import_module(RULES[found.rule]).check(program, found) is None
+
+
+@pytest.mark.parametrize("params", [{}, {"n": 20, "T": 7}])
+def test_shadowdp_prefixsum_over_a_prefix_is_proved_at_eps_for_every_n(params):
+    mech = catalogue.get("shadowdp_prefixsum")
+    program = mech.trace(**params)
+    found = prove(program, Fraction(mech.claimed_eps(**params)), every_n=True)
+    assert isinstance(found, Proof) and found.rule == "every_n" and Fraction(found.eps) == Fraction(1, 10)
 
 
 def _smartsum_for_loop(x, *, eps, T, M):

@@ -49,7 +49,16 @@ def _noisy_max(x, eps, noise, value):
     return maximum(noisy) if value else argmax(noisy)
 
 
+def _prefix_sum(x, *, eps, n, T):
+    out, running = [], 0
+    for q in x[: T + 1]:
+        running = running + q + lap(1 / eps)
+        out.append(running)
+    return tuple(out)
+
+
 REFERENCE = {  # name -> the Python-loop definition it had before scan
+    "shadowdp_prefixsum": _prefix_sum,
     "report_noisy_max1": lambda x, *, eps, n: _noisy_max(x, eps, lap, False),
     "report_noisy_max2": lambda x, *, eps, n: _noisy_max(x, eps, exp_noise, False),
     "report_noisy_max3": lambda x, *, eps, n: _noisy_max(x, eps, lap, True),

@@ -57,11 +57,11 @@ def shadowdp_prefixsum(x, *, eps=0.1, n=5, T=4):
     Each answer gets its own Lap(1/eps), so a changed answer moves one draw (the catalogue's
     prefix_sum is the same loop under all_differ, where the level is n eps).
     """
-    out, running = [], 0
-    for q in x[: T + 1]:
-        running = running + q + lap(1 / eps)
-        out.append(running)
-    return tuple(out)
+    def step(q, state):
+        running = state[0] + q + lap(1 / eps)
+        return running, (running,)
+
+    return scan(x[: T + 1], step, (0,))[0]
 
 
 @_checkdp(lambda p: p["eps"], "badpartialsum")
