@@ -11,17 +11,19 @@ iteration: a block sum paid once, at its block's end, as SmartSum's), and the ep
 draws by ``k0 + k2 D`` (``D`` the final difference of the accumulator).  It relates the runs
 on ``x`` and ``x'``: every state component differs by a constant ``delta``, or is an
 *accumulator* whose difference grows by ``k d_i`` per iteration, or is 0 after a row that
-resets it (so it stays within ``|k|`` times the ``sum |d_j|`` since the last reset).  An optional *halt* predicate over the state (sparse vector's cutoff
-``count >= c``) ends the live iterations.  The conditions, each for every value of the
-element, ``d``, the state, and the draws (z3, unsat of the negation):
+resets it (so it stays within ``|k|`` times the ``sum |d_j|`` since the last reset).  An
+optional *halt* predicate over the state (sparse vector's cutoff ``count >= c``) ends the
+live iterations.  The conditions, each for every value of the element, ``d``, the state, and
+the draws (z3, unsat of the negation):
 
 1. *init*: the initial states are related (and agree on halt); exponential prologue draws are
    shifted up only (they stay in their support);
 2. *rows*, for each outcome vector of the noisy comparisons: if the state is not halted and the
    run on ``x`` takes the row, the run on ``x'`` with shifted draws takes it too, outputs the
    same, its new state is related again (unless the row *halts*: the new state is halted in both
-   runs; on a row that *resets*, the accumulator's new difference is 0) and agrees on halt, exponential draws stay in their support, and the counter grows by
-   the row's ``count`` (rows no input takes are checked to be so);
+   runs; on a row that *resets*, the accumulator's new difference is 0) and agrees on halt,
+   exponential draws stay in their support, and the counter grows by the row's ``count``
+   (rows no input takes are checked to be so);
 3. *halted*: once halted (in both runs, any states), outputs agree without any shift and the
    state stays halted;
 4. *counter bound*: after a live iteration that does not halt the counter is at most ``top``;
