@@ -7,8 +7,10 @@ see :data:`INLINE_LINES`), each chunk with a generator seeded from ``(seed, chun
 cumulative probabilities passed as an argument, so the source depends on the program's
 structure and the table on its exact laws.
 
-``kernel(x, cdf, n, seed, out, hist, first, stop, step)`` draws the chunks ``first, first +
-step, ...`` below ``stop``: into the array ``out`` when ``hist`` is empty, else (integer
+``kernel(x, cdf, n, seed, out, hist, base, first, stop, step)`` draws the chunks ``first, first +
+step, ...`` below ``stop``: sample ``j`` into row ``j - base`` of the array ``out`` (a block of
+the samples, so a long run can be drawn block by block; continuous tuple outputs: only the
+columns ``out`` has, the first ones) when ``hist`` is empty, else (integer
 outputs over a small range, see :func:`samplers.counts.program_digits`) adding each sample's
 mixed-radix code to the histogram row ``hist``, so no array of samples exists.  It is serial
 and releases the GIL (``nogil``): :mod:`samplers.compile` runs one call per thread, each on its
@@ -209,10 +211,10 @@ def run_chunk(x, cdf, out, hist, start, stop, seed, c):
 
 
 @njit(nogil=True, cache=True)
-def kernel(x, cdf, n, seed, out, hist, first, stop, step):
+def kernel(x, cdf, n, seed, out, hist, base, first, stop, step):
     for c in range(first, stop, step):
         start = c * {chunk}
-        run_chunk(x, cdf, out, hist, start, min(n, start + {chunk}), seed, c)
+        run_chunk(x, cdf, out, hist, start - base, min(n, start + {chunk}) - base, seed, c)
 '''
 
 _BODY_FUNCTION = '''
@@ -257,12 +259,11 @@ def generate(program: Program) -> Kernel:
         em.node(i, n)
     out_float = program.output_kind == FLOAT
     store = []
+    guard = out_float and len(program.outputs) > 1  # float tuples: ``out`` may hold only the first columns
     for k, o in enumerate(program.outputs):
         node = program.nodes[o]
-        if out_float and node.bottom:
-            store.append(f"out[j, {k}] = np.nan if v{o} == BOTTOM else v{o}")
-        else:
-            store.append(f"out[j, {k}] = v{o}")
+        line = f"out[j, {k}] = np.nan if v{o} == BOTTOM else v{o}" if out_float and node.bottom else f"out[j, {k}] = v{o}"
+        store.append(f"if out.shape[1] > {k}: {line}" if guard else line)
     digits = program_digits(program)
     if digits is not None:  # one chunk function for both kernels: an empty histogram means "write out"
         store = ["if hist.shape[0] == 0:", *("    " + line for line in store), "else:",

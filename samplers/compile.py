@@ -8,7 +8,8 @@ folder where neither is writable).
 
 :meth:`Sampler.counts` counts outputs with the fused kernel (drawing and counting in one
 pass, see :mod:`samplers.codegen`) when the histograms are no larger than the samples'
-array would be, and otherwise counts that array: the same counts either way.
+array would be, and otherwise draws the samples block by block and counts their distinct rows
+exactly (:mod:`samplers.row_tally`): the same counts either way, and no array of all samples.
 
 The kernel is serial and releases the GIL; a call with ``threads`` threads (default: numba's
 thread count, which ``--threads`` and the suite runner set) runs that many calls at once, each
@@ -47,12 +48,13 @@ import numpy as np
 from samplers import deadline, numba_cache
 from samplers import interpreter
 from samplers.codegen import CHUNK, Kernel, cdf_layout, generate, kernel_of
-from samplers.counts import decode_counts, output_counts
+from samplers.counts import decode_counts
 from samplers.errors import ParameterError
-from samplers.memory import check_fits
+from samplers.memory import allowed_bytes, check_fits
 from samplers.lang.ir import Program
 from samplers.lang.mechanism import Mechanism
 from samplers.rng import seed_u64
+from samplers.row_tally import RowTally
 
 _loaded: dict[str, ModuleType] = {}
 _lock = threading.Lock()
@@ -143,6 +145,8 @@ def _compile_in_time(fn: Any, args: tuple, name: str, forecast: float) -> None:
 FUSED_MIN_SLOTS = 1 << 19
 PAD = 8  # slots between two threads' histograms: no cache line shared (8 bytes a slot)
 PIECE_CHUNKS = 1 << 11  # chunks the fused kernel draws between two looks at the clock (2^25 samples)
+BLOCK_BYTES = 64 << 20  # a block of samples counted row by row (RowTally): at least one chunk a thread
+BLOCK_SHARE = 4  # and at most this share of the memory allowed
 
 
 class Sampler:
@@ -188,36 +192,73 @@ class Sampler:
     def dtype(self) -> type:
         return np.float64 if self.kernel.output_float else np.int64
 
-    def sample(self, x: Sequence[int], n: int, seed: int, *, threads: int | None = None) -> np.ndarray:
+    def sample(self, x: Sequence[int], n: int, seed: int, *, threads: int | None = None,
+               columns: int | None = None) -> np.ndarray:
         """``n`` independent outputs on input ``x``: shape ``(n,)`` or ``(n, arity)``.
 
         The same ``(x, n, seed)`` gives the same array whatever ``threads`` is (default:
-        numba's thread count), and a smaller ``n`` gives a prefix of a larger one.
+        numba's thread count), and a smaller ``n`` gives a prefix of a larger one.  ``columns``
+        (continuous tuple outputs only): keep only the first ``columns`` components, shape
+        ``(n, columns)``, the same values as the full array's first columns, in that much memory.
         """
         xs, s = self._arguments(x, n, seed, threads)
-        check_fits(int(n) * self.arity * 8, f"{n} samples of {self.arity} value{'s' * (self.arity > 1)}",
-                   "ask for fewer samples")
-        out = np.empty((int(n), self.arity), dtype=self.dtype)
+        width = self.arity if columns is None else self._columns(columns)
+        check_fits(int(n) * width * 8, f"{n} samples of {width} value{'s' * (width > 1)}", "ask for fewer samples")
+        out = np.empty((int(n), width), dtype=self.dtype)
         if n:
-            nothing = np.zeros(0, dtype=np.int64)  # no histogram: write every sample into out
-            chunks = -(-int(n) // CHUNK)
-            self._run(lambda first, step: (xs, np.int64(n), s, out, nothing, first, chunks, step), _workers(n, threads))
+            self._draw(xs, int(n), s, out, 0, -(-int(n) // CHUNK), _workers(n, threads))
         return out if self.program.tuple_output else out[:, 0]
 
-    def counts(self, x: Sequence[int], n: int, seed: int, *, threads: int | None = None) -> dict[Any, int]:
+    def _columns(self, columns: int) -> int:
+        """``columns`` if the kernel can keep only that many first components (ParameterError if not)."""
+        if not self.kernel.output_float or not 1 <= columns <= self.arity:
+            raise ParameterError(f"columns: the first 1..{self.arity} components of a continuous output, "
+                                 f"got {columns!r}" if self.kernel.output_float else
+                                 "columns: only continuous outputs can be drawn in part")
+        return int(columns)
+
+    def _draw(self, xs: np.ndarray, n: int, s: np.uint64, out: np.ndarray, first: int, stop: int,
+              workers: int) -> None:
+        """Draw the chunks ``first .. stop - 1`` into ``out``, whose row 0 is sample ``first * CHUNK``."""
+        nothing, base = np.zeros(0, dtype=np.int64), np.int64(first * CHUNK)  # no histogram: write every sample
+        self._run(lambda start, step: (xs, np.int64(n), s, out, nothing, base, start, stop, step), workers, first)
+
+    def counts(self, x: Sequence[int], n: int, seed: int, *, threads: int | None = None,
+               memory: float | None = None) -> dict[Any, int]:
         """The count of each output among ``sample(x, n, seed)``: exactly the dictionary
         :func:`samplers.counts.output_counts` makes of that array (same outputs, counts and order),
         whatever ``threads`` is.  Integer outputs only (ValueError for continuous ones).
 
         Drawn and counted in one pass, with no array of samples, when the outputs' range (from
-        the IR) is small enough; see :meth:`uses_fused_counts`.
+        the IR) is small enough (see :meth:`uses_fused_counts`); otherwise drawn block by block
+        and counted exactly by :class:`samplers.row_tally.RowTally`, in memory for one block and
+        the distinct outputs: at most ``memory`` bytes (default: what is available), else TooLarge.
         """
         if self.kernel.output_float:
             raise ValueError("counts per output need discrete (integer) samples")
         xs, s = self._arguments(x, n, seed, threads)
         if not self.uses_fused_counts(n, threads):
-            return output_counts(self.sample(x, n, seed, threads=threads))
+            return self._tallied_counts(xs, int(n), s, threads, memory)
         return self._fused_counts(xs, int(n), s, threads)
+
+    def _tallied_counts(self, xs: np.ndarray, n: int, s: np.uint64, threads: int | None,
+                        memory: float | None) -> dict[Any, int]:
+        """:meth:`counts` block by block (whole chunks, a multiple of the threads), rows tallied exactly."""
+        chunks, workers = -(-n // CHUNK), _workers(n, threads)
+        room = min(BLOCK_BYTES, allowed_bytes(memory) / BLOCK_SHARE)  # the rest for the table of distinct outputs
+        per_block = min(chunks, max(workers, int(room // (CHUNK * 8 * self.arity)) // workers * workers))
+        block_bytes = per_block * CHUNK * 8 * self.arity
+        what = f"-n {n:,} samples of {self.name}"
+        check_fits(block_bytes, f"{what}: a block of {per_block} x {CHUNK:,} samples", "raise --memory", limit=memory)
+        block = np.empty((per_block * CHUNK, self.arity), dtype=np.int64)
+        tally = RowTally(self.arity, what, None if memory is None else memory - block_bytes)
+        for first in range(0, chunks, per_block):
+            if first:
+                deadline.check(f"after {first * CHUNK:,} of {n:,} samples")
+            stop = min(chunks, first + per_block)
+            self._draw(xs, n, s, block, first, stop, workers)
+            tally.add(block[: min(n, stop * CHUNK) - first * CHUNK])
+        return tally.counts(rows=self.program.tuple_output)
 
     def _fused_counts(self, xs: np.ndarray, n: int, s: np.uint64, threads: int | None) -> dict[Any, int]:
         """:meth:`counts` by the fused kernel, one histogram per thread (see the module docstring)."""
@@ -229,8 +270,8 @@ class Sampler:
             if first:
                 deadline.check(f"after {first * CHUNK:,} of {n:,} samples")
             stop = min(chunks, first + PIECE_CHUNKS)
-            self._run(lambda start, step: (xs, np.int64(n), s, nothing, hist[start - first], start, stop, step),
-                      workers, first)
+            self._run(lambda start, step: (xs, np.int64(n), s, nothing, hist[start - first], np.int64(0), start, stop,
+                                           step), workers, first)
         total = hist[:, : codes + 1].sum(axis=0)
         if total[codes]:
             raise AssertionError(f"the {self.name} sampler drew {total[codes]} outputs outside the range its "
@@ -265,7 +306,7 @@ class Sampler:
     def _run(self, args: Callable[[int, int], tuple], workers: int, first: int = 0) -> None:
         """The kernel (compiled in time first) on ``workers`` threads: worker ``t`` draws the chunks
         ``first + t, first + t + workers, ...`` with the arguments ``args(first + t, workers)``:
-        ``(x, n, seed, out, hist, first, stop, step)``, completed here for the kernel that runs."""
+        ``(x, n, seed, out, hist, base, first, stop, step)``, completed here for the kernel that runs."""
         if self.lowered is None:
             fn, forecast = self._module.kernel, jit_forecast(self.kernel.source)
 

@@ -16,7 +16,7 @@ float64, reading an integer operand converted as numba converts it (``vf`` holds
 value of every integer node such an operation reads, so a float operation reads ``vf`` only).
 
 ``kernel(steps, fparams, args, init_i, init_f, inputs, outs, outside, x, cdf, n, seed, out_i,
-out_f, hist, first, stop, step)`` takes the generated kernel's arguments after the program's
+out_f, hist, base, first, stop, step)`` takes the generated kernel's arguments after the program's
 arrays, except that ``out`` is two arrays, integer and float (the empty one unused), so one
 compiled signature serves every program.
 """
@@ -279,7 +279,7 @@ def _store(outs, outside, vi, vf, out_i, out_f, hist, j):
     """Write sample ``j``'s outputs into ``out_i`` or ``out_f``, or count its code in ``hist``."""
     m = outs.shape[0]
     if hist.shape[0] == 0:
-        for k in range(m):
+        for k in range(m if out_f.shape[0] == 0 else out_f.shape[1]):  # floats: the columns out_f has
             o = outs[k, O_NODE]
             if out_f.shape[0] == 0:
                 out_i[j, k] = vi[o]
@@ -303,7 +303,7 @@ def _store(outs, outside, vi, vf, out_i, out_f, hist, j):
 
 @njit(nogil=True, cache=True)
 def kernel(steps, fparams, args, init_i, init_f, inputs, outs, outside, x, cdf, n, seed, out_i, out_f, hist,
-           first, stop, step):
+           base, first, stop, step):
     """Draw the chunks ``first, first + step, ...`` below ``stop`` (see the module docstring)."""
     vi, vf = init_i.copy(), init_f.copy()
     for r in range(inputs.shape[0]):
@@ -314,4 +314,4 @@ def kernel(steps, fparams, args, init_i, init_f, inputs, outs, outside, x, cdf, 
         start = c * CHUNK
         for j in range(start, min(n, start + CHUNK)):
             s0, s1, s2, s3 = _sample(steps, fparams, args, cdf, vi, vf, s0, s1, s2, s3)
-            _store(outs, outside, vi, vf, out_i, out_f, hist, j)
+            _store(outs, outside, vi, vf, out_i, out_f, hist, j - base)

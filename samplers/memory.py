@@ -46,14 +46,22 @@ def human_bytes(n: float) -> str:
     raise AssertionError("unreachable")
 
 
-def check_fits(nbytes: float, what: str, hint: str = "") -> None:
-    """Raise :class:`TooLarge` when ``nbytes`` exceed the usable share of available memory.
+def allowed_bytes(limit: float | None = None) -> float:
+    """The bytes one allocation may take: the usable share of the available memory, or ``limit`` when less."""
+    usable = USABLE * available_bytes()
+    return usable if limit is None else min(usable, max(0.0, limit))
+
+
+def check_fits(nbytes: float, what: str, hint: str = "", limit: float | None = None) -> None:
+    """Raise :class:`TooLarge` when ``nbytes`` exceed the usable share of available memory, or
+    ``limit`` bytes when that is less (a limit the user set, less what the caller holds already).
 
     ``what`` names the size (``"10**12 samples of 1 value"``), ``hint`` the flag or
     parameter to lower; both end up in the one-line message.
     """
-    limit = USABLE * available_bytes()
-    if nbytes > limit:
+    cap = allowed_bytes(limit)
+    if nbytes > cap:
         tail = f"; {hint}" if hint else ""
-        raise TooLarge(f"{what}: {human_bytes(nbytes)} needed, more than the {human_bytes(limit)} of memory "
-                       f"available{tail}", limit="memory_bytes", value=int(limit))
+        where = "allowed" if limit is not None and cap == limit else "available"
+        raise TooLarge(f"{what}: {human_bytes(nbytes)} needed, more than the {human_bytes(cap)} of memory "
+                       f"{where}{tail}", limit="memory_bytes", value=int(cap))

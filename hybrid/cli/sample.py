@@ -9,6 +9,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from hybrid.cli import argtypes
+from hybrid.cli.isolation import memory_limit
 from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, parse_input, resolve, time_limited
 from hybrid.cli.progress import progress_reporter
 from hybrid.cli.render import vector_text
@@ -32,7 +33,8 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--exact", action="store_true",
                    help="also show exact probabilities and a chi-square test against them")
     p.add_argument("--top", type=argtypes.nonnegative_int, default=20, metavar="K",
-                   help="list only the K most frequent outputs, text and JSON (default 20; 0 lists all)")
+                   help="list only the K most frequent outputs, or the first K components of a continuous "
+                        "output, text and JSON (default 20; 0 lists all)")
     add_time_budget(p)
     p.set_defaults(run=time_limited(run))
 
@@ -65,10 +67,11 @@ def run(args: argparse.Namespace) -> int:
     backend = get_backend(program) if args.exact else None
     sampler = compile_sampler(program)  # generates the kernel's source; numba compiles it at the warm-up
     continuous = sampler.kernel.output_float
-    fused = sampler.uses_fused_counts(args.samples, args.threads)  # counted as drawn: no array of samples
-    if not fused:  # the outputs, then their counting (a sorted copy and its keys)
-        check_fits(3 * 8 * args.samples * len(program.outputs), f"-n {args.samples} samples of {mech.name}",
-                   "lower -n/--samples")
+    memory = memory_limit(args.memory)  # --memory, $DPHYBRID_MEMORY: the samples and tables kept fit in it
+    columns = min(sampler.arity, args.top or sampler.arity)  # continuous: the components summarised
+    if continuous:  # the columns kept, then a column's copies for its quantiles
+        check_fits(8 * args.samples * (columns + 2), f"-n {args.samples} samples of {columns} of the "
+                   f"{mech.name} output's components", "lower -n/--samples or --top", limit=memory)
     with progress_reporter(quiet=args.json) as say:
         say(f"compiling the {mech.name} sampler")
         t0 = time.perf_counter()
@@ -76,9 +79,10 @@ def run(args: argparse.Namespace) -> int:
         t1 = time.perf_counter()
         say(f"drawing {args.samples:,} samples")
         if continuous:
-            samples = sampler.sample(x, args.samples, args.seed, threads=args.threads)
+            kept = columns if program.tuple_output else None
+            samples = sampler.sample(x, args.samples, args.seed, threads=args.threads, columns=kept)
         else:
-            counts = sampler.counts(x, args.samples, args.seed, threads=args.threads)
+            counts = sampler.counts(x, args.samples, args.seed, threads=args.threads, memory=memory)
         t2 = time.perf_counter()
     result: dict[str, Any] = {
         "mechanism": mech.name, "params": params_to_json(params), "x": list(x),
@@ -86,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         "timings": {"compile": round(t1 - t0, 4), "sample": round(t2 - t1, 4)},
     }
     if continuous:
+        result["components"] = sampler.arity
         result["summary"] = _float_summary(samples)
         _print(args, result)
         return 0
@@ -135,6 +140,9 @@ def _print(args: argparse.Namespace, result: dict[str, Any], rows: list | None =
                 continue
             print(f"  component {s['component']}: mean {s['mean']:.4g}, std {s['std']:.4g}, "
                   f"5%..95% [{s['q05']:.4g}, {s['q95']:.4g}], bottom {s['bottom']}")
+        hidden = result["components"] - len(result["summary"])
+        if hidden > 0:
+            print(f"  ... {hidden} more components (--top {args.top}: the first ones; --top 0 lists all)")
         return
     for o, c, p in rows or []:
         line = f"  {output_str(o):>12}  {c:>10}  {c / result['n']:.6f}"
