@@ -243,10 +243,12 @@ class Sampler:
 
     def _tallied_counts(self, xs: np.ndarray, n: int, s: np.uint64, threads: int | None,
                         memory: float | None) -> dict[Any, int]:
-        """:meth:`counts` block by block (whole chunks, a multiple of the threads), rows tallied exactly."""
+        """:meth:`counts` block by block (whole chunks, a multiple of the threads when memory allows), rows
+        tallied exactly."""
         chunks, workers = -(-n // CHUNK), _workers(n, threads)
         room = min(BLOCK_BYTES, allowed_bytes(memory) / BLOCK_SHARE)  # the rest for the table of distinct outputs
-        per_block = min(chunks, max(workers, int(room // (CHUNK * 8 * self.arity)) // workers * workers))
+        per_block = min(chunks, max(1, int(room // (CHUNK * 8 * self.arity)) // workers * workers or 1))
+        workers = min(workers, per_block)
         block_bytes = per_block * CHUNK * 8 * self.arity
         what = f"-n {n:,} samples of {self.name}"
         check_fits(block_bytes, f"{what}: a block of {per_block} x {CHUNK:,} samples", "raise --memory", limit=memory)

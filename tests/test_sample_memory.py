@@ -1,0 +1,112 @@
+"""`sample` in bounded memory: wide discrete outputs counted block by block, continuous ones in part.
+
+The counts must be exactly those of the whole array of samples (never two outputs merged), in
+the same order, whatever the threads, the block size and the memory limit.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+import samplers.compile
+import samplers.memory
+import samplers.row_tally
+from hybrid.cli import main
+from samplers import catalogue
+from samplers.codegen import CHUNK
+from samplers.compile import compile_sampler
+from samplers.counts import output_counts
+from samplers.errors import ParameterError
+from samplers.lang import BOTTOM, categorical, ints, ite, mechanism, one_differ
+from samplers.memory import TooLarge
+
+N = 3 * CHUNK + 5
+
+
+@mechanism(domain=ints(lo=0, hi=10**6, size=2), neighbours=one_differ)
+def _wide_pairs(x):
+    """Pairs over 10^12 codes (no histogram), BOTTOM in the second, a few dozen outputs drawn."""
+    a = x[0] + categorical([1, 2, 3, 2, 1])
+    return a, ite(categorical([3, 1]) == 1, BOTTOM, x[1] + categorical([1, 1, 1, 1]))
+
+
+@pytest.mark.parametrize("kernel", ["generated", "interpreter"])
+def test_block_counts_are_the_array_counts_at_any_threads_and_block(kernel, monkeypatch):
+    sampler = compile_sampler(_wide_pairs, kernel=kernel)
+    x = (10**6 - 3, 0)
+    assert not sampler.uses_fused_counts(N)
+    want = list(output_counts(sampler.sample(x, N, seed=4)).items())
+    assert len(want) > 20 and any(o[1] is BOTTOM for o, _ in want)
+    monkeypatch.setattr(samplers.row_tally, "MERGE_MIN", 1)  # a merge after every block
+    for block_bytes in (1, samplers.compile.BLOCK_BYTES):  # one chunk a thread, or all chunks at once
+        monkeypatch.setattr(samplers.compile, "BLOCK_BYTES", block_bytes)
+        for threads in (1, 2):
+            assert list(sampler.counts(x, N, seed=4, threads=threads).items()) == want
+
+
+def test_block_counts_never_merge_rows_that_differ_in_one_value():
+    """Rows equal but for one value, anywhere, stay apart (the grouping compares every byte)."""
+    from samplers.row_tally import RowTally
+
+    rows = np.zeros((64, 3), dtype=np.int64)
+    for i in range(64):
+        rows[i, i % 3] = (i // 3) * (1 << (8 * (i % 8)))  # one differing value, each byte position in turn
+    tally = RowTally(3, "test")
+    tally.add(rows)
+    tally.add(rows[:10])
+    got = tally.counts(rows=True)
+    assert got == output_counts(np.concatenate([rows, rows[:10]]))
+
+
+def test_counts_within_a_memory_limit_or_refused():
+    rr = compile_sampler(catalogue.get("rr"), n=30, lam="1/64")
+    x = (0,) * 30
+    limit = 8 * 2**20  # the whole array would need 3 x 8 x N x 30 bytes: 35 MiB
+    assert rr.counts(x, N, seed=1, memory=limit) == output_counts(rr.sample(x, N, seed=1))
+    spread = compile_sampler(catalogue.get("rr"), n=30, lam="1/2")  # every sample a new output
+    with pytest.raises(TooLarge, match="distinct outputs"):
+        spread.counts(x, N, seed=1, memory=limit)
+
+
+@pytest.mark.parametrize("kernel", ["generated", "interpreter"])
+def test_continuous_columns_are_the_first_columns_of_the_whole_array(kernel):
+    sampler = compile_sampler(catalogue.get("noisy_hist1"), kernel=kernel, n=4)
+    x = (1, 5, 0, 2)
+    full = sampler.sample(x, 20_000, seed=6)
+    for k in (1, 3, 4):
+        np.testing.assert_array_equal(sampler.sample(x, 20_000, seed=6, threads=1, columns=k), full[:, :k])
+    with pytest.raises(ParameterError, match="first 1..4"):
+        sampler.sample(x, 10, seed=0, columns=5)
+    with pytest.raises(ParameterError, match="continuous"):
+        compile_sampler(catalogue.get("rr"), n=3).sample((0, 0, 0), 10, seed=0, columns=1)
+
+
+def _cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_samples_what_the_whole_array_would_not_fit(capsys, monkeypatch):
+    """With 100 MiB available, both commands used to be refused (the whole array and its sort)."""
+    monkeypatch.setattr(samplers.memory, "available_bytes", lambda: 100 * 2**20)
+    monkeypatch.setenv("DPHYBRID_KERNEL", "interpreter")  # n = 300: no generated kernel to compile
+    x = ",".join(["2"] * 300)
+    code, out, err = _cli(capsys, "sample", "noisy_hist1", "-p", "n=300", "--input", x, "-n", "60000",
+                          "--top", "2", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["components"] == 300 and [s["component"] for s in res["summary"]] == [0, 1]
+    assert abs(res["summary"][1]["median"] - 2) < 1
+    code, _, err = _cli(capsys, "sample", "noisy_hist1", "-p", "n=300", "--input", x, "-n", "60000", "--top", "0")
+    assert code == 2 and "--top" in err and err.count("\n") == 1
+    zeros = ",".join(["0"] * 30)
+    code, out, err = _cli(capsys, "sample", "rr", "-p", "n=30", "-p", "lam=1/64", "--input", zeros,
+                          "-n", "200000", "--seed", "2", "--memory", "0.05", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    want = output_counts(compile_sampler(catalogue.get("rr"), n=30, lam="1/64").sample((0,) * 30, 200000, 2))
+    assert res["distinct_outputs"] == len(want)
+    assert {tuple(r["output"]): r["count"] for r in res["counts"]} == {
+        o: c for o, c in sorted(want.items(), key=lambda oc: (-oc[1], oc[0]))[:20]}
