@@ -145,6 +145,7 @@ def _compile_in_time(fn: Any, args: tuple, name: str, forecast: float) -> None:
 FUSED_MIN_SLOTS = 1 << 19
 PAD = 8  # slots between two threads' histograms: no cache line shared (8 bytes a slot)
 PIECE_CHUNKS = 1 << 11  # chunks the fused kernel draws between two looks at the clock (2^25 samples)
+PIECE_VALUES = 1 << 27  # values the array's kernel draws between two looks at the clock (a second or two a core)
 BLOCK_BYTES = 64 << 20  # a block of samples counted row by row (RowTally): at least one chunk a thread
 BLOCK_SHARE = 4  # and at most this share of the memory allowed
 
@@ -219,9 +220,15 @@ class Sampler:
 
     def _draw(self, xs: np.ndarray, n: int, s: np.uint64, out: np.ndarray, first: int, stop: int,
               workers: int) -> None:
-        """Draw the chunks ``first .. stop - 1`` into ``out``, whose row 0 is sample ``first * CHUNK``."""
+        """Draw the chunks ``first .. stop - 1`` into ``out``, whose row 0 is sample ``first * CHUNK``, in
+        pieces of about :data:`PIECE_VALUES` values, so a time limit can stop a long run."""
         nothing, base = np.zeros(0, dtype=np.int64), np.int64(first * CHUNK)  # no histogram: write every sample
-        self._run(lambda start, step: (xs, np.int64(n), s, out, nothing, base, start, stop, step), workers, first)
+        piece = max(1, PIECE_VALUES // (CHUNK * self.arity) // workers) * workers
+        for start in range(first, stop, piece):
+            if start > first:
+                deadline.check(f"after {start * CHUNK:,} of {n:,} samples")
+            end = min(stop, start + piece)
+            self._run(lambda c, step: (xs, np.int64(n), s, out, nothing, base, c, end, step), workers, start)
 
     def counts(self, x: Sequence[int], n: int, seed: int, *, threads: int | None = None,
                memory: float | None = None) -> dict[Any, int]:
