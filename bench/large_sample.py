@@ -1,0 +1,111 @@
+"""``dphybrid sample`` at large n and many samples (issue 30: ``noisy_hist1 -p n=10000 -n 1000000``
+in under 10 s cold): wall time cold and warm, peak memory, and the draw rate per core against
+numpy's ``Generator.laplace`` measured in the same run.
+
+Each command runs in a fresh process: cold with empty kernel caches (``DPHYBRID_CACHE_DIR`` and
+``NUMBA_CACHE_DIR`` in a new folder: numba compiles the interpreter and the RNG), then warm with
+the caches that run filled.  ``sample`` keeps only the ``--top`` (20) components it summarises, so
+memory stays small at any ``-n``; the time is the draws.  The floor of the target is its draws
+over the rate per core measured here, on this machine's cores, plus the cold run's compile time;
+the last line says how many such cores would bring it under 10 s.
+
+Run: ``python -m bench.large_sample [--quick]`` (``--quick``: -n 10^5 only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numba
+import numpy as np
+
+from bench.common import best_time, machine, markdown_table
+from samplers import catalogue
+from samplers.compile import compile_sampler
+
+SIZES = (1000, 10_000)
+SAMPLES = (100_000, 1_000_000)
+TARGET = (10_000, 1_000_000, 10.0)  # n, -n, seconds cold
+RATE_DRAWS = 20_000_000  # draws timed for each per-core rate
+
+
+def run_command(n: int, samples: int, caches: str) -> dict:
+    """``dphybrid sample noisy_hist1 -p n=N -n SAMPLES`` in a fresh process: wall, its own timings, peak RSS."""
+    cmd = [sys.executable, "-m", "hybrid.cli", "sample", "noisy_hist1", "-p", f"n={n}", "-n", str(samples),
+           "--input", ",".join(["1"] * n), "--time-budget", "900", "--json"]
+    env = {**os.environ, "DPHYBRID_CACHE_DIR": caches + "/k", "NUMBA_CACHE_DIR": caches + "/n"}
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak memory
+        wall = time.perf_counter() - t
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode:
+            raise SystemExit(f"{' '.join(cmd[2:8])} failed: {err.read().strip()[-300:]}")
+        return {"wall": wall, **json.loads(out.read())["timings"], "rss_mib": usage.ru_maxrss / 1024,
+                "cpu": usage.ru_utime + usage.ru_stime}
+
+
+def per_core_rates() -> tuple[float, float]:
+    """Laplace draws per second on one core: numpy's ``Generator.laplace`` and the sampler of
+    ``noisy_hist1 -p n=10000`` (the kernel ``sample`` runs; one draw and one addition a coordinate)."""
+    rng = np.random.default_rng(1)
+    block = 1_000_000
+    numpy_rate = RATE_DRAWS / best_time(lambda: [rng.laplace(0.0, 10.0, block) for _ in range(RATE_DRAWS // block)])
+    n = TARGET[0]
+    sampler = compile_sampler(catalogue.get("noisy_hist1"), n=n)
+    sampler.warm_up()
+    x = (1,) * n
+    ours = RATE_DRAWS / best_time(lambda: sampler.sample(x, RATE_DRAWS // n, 1, threads=1, columns=20))
+    return numpy_rate, ours
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="-n 10^5 only")
+    args = ap.parse_args()
+    threads = numba.config.NUMBA_NUM_THREADS
+    load0 = os.getloadavg()[0]
+    numpy_rate, rate = per_core_rates()
+    rows, cold_overhead = [], 0.0
+    for n in SIZES:
+        for samples in SAMPLES[:1] if args.quick else SAMPLES:
+            with tempfile.TemporaryDirectory() as d:
+                runs = [("cold", run_command(n, samples, d)), ("warm", run_command(n, samples, d))]
+            for kind, r in runs:
+                draws = n * samples
+                core_rate = draws / (r["sample"] * threads)
+                rows.append([f"sample noisy_hist1 -p n={n} -n {samples:,}", kind, r["wall"], r["compile"], r["sample"],
+                             r["cpu"] / r["wall"], r["rss_mib"], core_rate, core_rate / numpy_rate])
+                if n == TARGET[0] and kind == "cold":  # start and compile: the largest such run's
+                    cold_overhead = r["wall"] - r["sample"]
+    print(f"dphybrid sample at large n ({machine()}, {threads} numba threads; load average {load0:.1f} at the "
+          f"start, {os.getloadavg()[0]:.1f} at the end)\n")
+    print(markdown_table(["command", "caches", "wall s", "compile s", "sample s", "cores busy", "peak MiB",
+                          "draws /s per core", "per core / numpy"], rows) + "\n")
+    print("cores busy: the command's CPU time over its wall time (other work on a shared machine takes the "
+          "rest); draws /s per core: draws over the sample time and the threads.\n")
+    print(markdown_table(["one core, Laplace draws", "draws /s", "/ numpy"],
+                         [["numpy Generator.laplace (baseline)", numpy_rate, 1.0],
+                          [f"noisy_hist1 n={TARGET[0]} sampler (sample --top 20)", rate, rate / numpy_rate]]) + "\n")
+    n, samples, target = TARGET
+    draws = n * samples
+    floor = draws / (rate * threads) + cold_overhead
+    need = math.ceil(draws / (rate * (target - cold_overhead))) if cold_overhead < target else "no number of"
+    print(f"Target `sample noisy_hist1 -p n={n} -n {samples:,}` cold in < {target:g} s: {draws:.3g} draws at "
+          f"{rate:.3g} /s per core (one core, above) on {threads} cores, plus {cold_overhead:.2f} s of start and "
+          f"compile (the last cold run at n = {n:,} above), is a floor of {floor:.1f} s here; under {target:g} s "
+          f"needs about {need} such cores (with the same start and compile).")
+
+
+if __name__ == "__main__":
+    main()
