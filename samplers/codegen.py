@@ -262,7 +262,8 @@ def generate(program: Program) -> Kernel:
     guard = out_float and len(program.outputs) > 1  # float tuples: ``out`` may hold only the first columns
     for k, o in enumerate(program.outputs):
         node = program.nodes[o]
-        line = f"out[j, {k}] = np.nan if v{o} == BOTTOM else v{o}" if out_float and node.bottom else f"out[j, {k}] = v{o}"
+        value = f"np.nan if v{o} == BOTTOM else v{o}" if out_float and node.bottom else f"v{o}"
+        line = f"out[j, {k}] = {value}"
         store.append(f"if out.shape[1] > {k}: {line}" if guard else line)
     digits = program_digits(program)
     if digits is not None:  # one chunk function for both kernels: an empty histogram means "write out"

@@ -212,10 +212,10 @@ class Sampler:
 
     def _columns(self, columns: int) -> int:
         """``columns`` if the kernel can keep only that many first components (ParameterError if not)."""
-        if not self.kernel.output_float or not 1 <= columns <= self.arity:
-            raise ParameterError(f"columns: the first 1..{self.arity} components of a continuous output, "
-                                 f"got {columns!r}" if self.kernel.output_float else
-                                 "columns: only continuous outputs can be drawn in part")
+        if not self.kernel.output_float:
+            raise ParameterError("columns: only continuous outputs can be drawn in part")
+        if isinstance(columns, bool) or not isinstance(columns, (int, np.integer)) or not 1 <= columns <= self.arity:
+            raise ParameterError(f"columns: the first 1..{self.arity} components of the output, got {columns!r}")
         return int(columns)
 
     def _draw(self, xs: np.ndarray, n: int, s: np.uint64, out: np.ndarray, first: int, stop: int,
