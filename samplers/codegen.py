@@ -7,11 +7,11 @@ see :data:`INLINE_LINES`), each chunk with a generator seeded from ``(seed, chun
 cumulative probabilities passed as an argument, so the source depends on the program's
 structure and the table on its exact laws.
 
-``kernel(x, cdf, n, seed, out, hist, base, first, stop, step)`` draws the chunks ``first, first +
-step, ...`` below ``stop``: sample ``j`` into row ``j - base`` of the array ``out`` (a block of
-the samples, so a long run can be drawn block by block; continuous tuple outputs: only the
-columns ``out`` has, the first ones) when ``hist`` is empty, else (integer
-outputs over a small range, see :func:`samplers.counts.program_digits`) adding each sample's
+``kernel(x, cdf, n, seed, out, hist, base, first, stop, step, halt)`` draws the chunks ``first,
+first + step, ...`` below ``stop`` (stopping before a sample once ``halt[0]`` is set: a time
+limit): sample ``j`` into row ``j - base`` of the array ``out`` (a block of the samples, so a long
+run can be drawn block by block; continuous tuple outputs: only the columns ``out`` has, the
+first ones) when ``hist`` is empty, else (integer outputs over a small range, see :func:`samplers.counts.program_digits`) adding each sample's
 mixed-radix code to the histogram row ``hist``, so no array of samples exists.  It is serial
 and releases the GIL (``nogil``): :mod:`samplers.compile` runs one call per thread, each on its
 own stride of chunks (and its own histogram row), so the same seed gives the same samples and
@@ -204,17 +204,19 @@ BOTTOM = np.int64({bottom})
 {body_function}
 
 @njit(cache=True)
-def run_chunk(x, cdf, out, hist, start, stop, seed, c):
+def run_chunk(x, cdf, out, hist, start, stop, seed, c, halt):
     s0, s1, s2, s3 = seed_state(seed, c)
     for j in range(start, stop):
+        if halt[0]:
+            return
 {loop}
 
 
 @njit(nogil=True, cache=True)
-def kernel(x, cdf, n, seed, out, hist, base, first, stop, step):
+def kernel(x, cdf, n, seed, out, hist, base, first, stop, step, halt):
     for c in range(first, stop, step):
         start = c * {chunk}
-        run_chunk(x, cdf, out, hist, start - base, min(n, start + {chunk}) - base, seed, c)
+        run_chunk(x, cdf, out, hist, start - base, min(n, start + {chunk}) - base, seed, c, halt)
 '''
 
 _BODY_FUNCTION = '''

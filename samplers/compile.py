@@ -315,21 +315,37 @@ class Sampler:
     def _run(self, args: Callable[[int, int], tuple], workers: int, first: int = 0) -> None:
         """The kernel (compiled in time first) on ``workers`` threads: worker ``t`` draws the chunks
         ``first + t, first + t + workers, ...`` with the arguments ``args(first + t, workers)``:
-        ``(x, n, seed, out, hist, base, first, stop, step)``, completed here for the kernel that runs."""
+        ``(x, n, seed, out, hist, base, first, stop, step)``, completed here for the kernel that runs.
+
+        Under a time limit a timer sets the kernels' ``halt`` flag at the deadline: they stop before
+        their next sample, and :class:`samplers.deadline.TimeLimitReached` is raised here."""
+        halt = np.zeros(1, dtype=np.int64)
         if self.lowered is None:
             fn, forecast = self._module.kernel, jit_forecast(self.kernel.source)
 
             def call(*a: Any) -> tuple:
-                return (a[0], self.kernel.tables, *a[1:])
+                return (a[0], self.kernel.tables, *a[1:], halt)
         else:
             fn, forecast, program = interpreter.kernel, INTERPRETER_JIT, self.lowered.arguments()
 
             def call(*a: Any) -> tuple:  # out split into the integer and the float array, the other one empty
                 out = a[3]
                 pair = (out, self._no_floats) if out.dtype == np.int64 else (self._no_ints, out)
-                return (*program, a[0], self.kernel.tables, *a[1:3], *pair, *a[4:])
+                return (*program, a[0], self.kernel.tables, *a[1:3], *pair, *a[4:], halt)
         _compile_in_time(fn, call(*args(first, workers)), self.name, forecast)
-        _in_threads([lambda t=t: fn(*call(*args(first + t, workers))) for t in range(workers)])
+        left = deadline.remaining()
+        timer = None if left == math.inf else threading.Timer(max(0.0, left), halt.fill, (1,))
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
+        try:
+            _in_threads([lambda t=t: fn(*call(*args(first + t, workers))) for t in range(workers)])
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if halt[0]:
+            raise deadline.TimeLimitReached(f"time budget of {deadline.budget():g} s reached while drawing the "
+                                            f"{self.name} samples")
 
 
 def _workers(n: int, threads: int | None) -> int:

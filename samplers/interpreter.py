@@ -16,8 +16,8 @@ float64, reading an integer operand converted as numba converts it (``vf`` holds
 value of every integer node such an operation reads, so a float operation reads ``vf`` only).
 
 ``kernel(steps, fparams, args, init_i, init_f, inputs, outs, outside, x, cdf, n, seed, out_i,
-out_f, hist, base, first, stop, step)`` takes the generated kernel's arguments after the program's
-arrays, except that ``out`` is two arrays, integer and float (the empty one unused), so one
+out_f, hist, base, first, stop, step, halt)`` takes the generated kernel's arguments after the
+program's arrays, except that ``out`` is two arrays, integer and float (the empty one unused), so one
 compiled signature serves every program.
 """
 
@@ -303,7 +303,7 @@ def _store(outs, outside, vi, vf, out_i, out_f, hist, j):
 
 @njit(nogil=True, cache=True)
 def kernel(steps, fparams, args, init_i, init_f, inputs, outs, outside, x, cdf, n, seed, out_i, out_f, hist,
-           base, first, stop, step):
+           base, first, stop, step, halt):
     """Draw the chunks ``first, first + step, ...`` below ``stop`` (see the module docstring)."""
     vi, vf = init_i.copy(), init_f.copy()
     for r in range(inputs.shape[0]):
@@ -313,5 +313,7 @@ def kernel(steps, fparams, args, init_i, init_f, inputs, outs, outside, x, cdf, 
         s0, s1, s2, s3 = seed_state(seed, c)
         start = c * CHUNK
         for j in range(start, min(n, start + CHUNK)):
+            if halt[0]:
+                return
             s0, s1, s2, s3 = _sample(steps, fparams, args, cdf, vi, vf, s0, s1, s2, s3)
             _store(outs, outside, vi, vf, out_i, out_f, hist, j - base)

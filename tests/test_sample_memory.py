@@ -110,3 +110,14 @@ def test_cli_samples_what_the_whole_array_would_not_fit(capsys, monkeypatch):
     assert res["distinct_outputs"] == len(want)
     assert {tuple(r["output"]): r["count"] for r in res["counts"]} == {
         o: c for o, c in sorted(want.items(), key=lambda oc: (-oc[1], oc[0]))[:20]}
+
+
+def test_a_time_limit_stops_the_kernel_within_a_piece():
+    """Two chunks of 10^4 coordinates (3 x 10^8 draws, seconds) are one piece: the kernels stop at the
+    deadline inside it (their halt flag), not after it."""
+    from samplers import deadline
+
+    sampler = compile_sampler(catalogue.get("noisy_hist1"), kernel="interpreter", n=10_000)
+    sampler.warm_up()
+    with deadline.time_limit(0.2), pytest.raises(deadline.TimeLimitReached, match="while drawing"):
+        sampler.sample((1,) * 10_000, 2 * CHUNK, seed=0, columns=1)
