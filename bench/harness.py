@@ -28,7 +28,8 @@ from typing import IO
 from bench.common import machine
 
 BENCHES = ("startup", "budgets", "samplers", "kernels", "verify", "testers", "search", "smt", "suite", "suite_scaling",
-           "continuous", "scaling", "large_n", "large_sample", "prover", "templates", "composition", "plain", "libraries")
+           "continuous", "scaling", "large_n", "large_sample", "prover", "templates", "composition", "plain",
+           "libraries")
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 DEFAULT_OUT = Path(__file__).resolve().parent / "RESULTS.md"
 ERROR_TAIL = 30  # lines of a failed benchmark's stderr kept in its section

@@ -24,12 +24,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable
 
 import numba
 import numpy as np
 
-from bench.common import machine, markdown_table
+from bench.common import best_time, machine, markdown_table
 from samplers import catalogue
 from samplers.compile import compile_sampler
 
@@ -57,28 +56,20 @@ def run_command(n: int, samples: int, caches: str) -> dict:
         return {"wall": wall, **json.loads(out.read())["timings"], "rss_mib": usage.ru_maxrss / 1024}
 
 
-def best_cpu_time(fn: Callable[[], Any], repeat: int = 3) -> float:
-    """The least CPU time of this thread over ``repeat`` runs of ``fn``: what one core spends, however
-    busy the machine is (both rates below run in the calling thread)."""
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.thread_time()
-        fn()
-        best = min(best, time.thread_time() - t)
-    return best
-
-
 def per_core_rates() -> tuple[float, float]:
     """Laplace draws per CPU second on one core: numpy's ``Generator.laplace`` and the sampler of
-    ``noisy_hist1 -p n=10000`` (the kernel ``sample`` runs; one draw and one addition a coordinate)."""
+    ``noisy_hist1 -p n=10000`` (the kernel ``sample`` runs; one draw and one addition a coordinate),
+    both in this thread, timed by its CPU clock."""
     rng = np.random.default_rng(1)
     block = 1_000_000
-    numpy_rate = RATE_DRAWS / best_cpu_time(lambda: [rng.laplace(0.0, 10.0, block) for _ in range(RATE_DRAWS // block)])
+    numpy_rate = RATE_DRAWS / best_time(lambda: [rng.laplace(0.0, 10.0, block) for _ in range(RATE_DRAWS // block)],
+                                        clock=time.thread_time)
     n = TARGET[0]
     sampler = compile_sampler(catalogue.get("noisy_hist1"), n=n)
     sampler.warm_up()
     x = (1,) * n
-    ours = RATE_DRAWS / best_cpu_time(lambda: sampler.sample(x, RATE_DRAWS // n, 1, threads=1, columns=20))
+    ours = RATE_DRAWS / best_time(lambda: sampler.sample(x, RATE_DRAWS // n, 1, threads=1, columns=20),
+                                  clock=time.thread_time)
     return numpy_rate, ours
 
 
