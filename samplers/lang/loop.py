@@ -206,6 +206,10 @@ class _Outputs(tuple):
         out.vector = vector
         return out
 
+    def __getitem__(self, index: Any) -> Any:
+        raise NotALoop(f"{self.vector._name} reads the loop's outputs one by one (an index or a slice): "
+                       "--every-n needs them returned whole or reduced by argmax, maximum or minimum")
+
     def symbolic_reduce(self, op: str, attr: Any) -> Sym:
         rec, b = self.vector.record, self.vector._b
         if rec.get("reduce") is not None or rec["out"] is None:
