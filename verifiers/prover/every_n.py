@@ -30,8 +30,8 @@ from samplers.lang.exact import fraction_str
 from samplers.lang.ir import COMPARE, FLOAT, INT, Program
 from samplers.lang.loop import LoopTrace, NotALoop, poisoned, trace_loop
 from verifiers.prover.every_n_check import (Bound, Frame, NoEveryN, Plan, Row, Setting, all_rows, bound,
-                                            counter_below, halted_holds, init_holds, row_assumptions, row_feasible,
-                                            row_holds, setting, verify)
+                                            counter_below, described, halted_holds, init_holds, row_assumptions,
+                                            row_feasible, row_holds, setting, verify)
 from verifiers.prover.loop_agreement import disagreement
 from verifiers.prover.loop_z3 import Unencodable
 from verifiers.prover.proof import NoProof, Proof
@@ -369,6 +369,9 @@ def check(program: Program, proof: Proof) -> str | None:
     try:
         _, loop = loop_of(program)
         st = setting(program, loop)
+        problem = described(st, proof.evidence)
+        if problem is not None:
+            return problem
         plan = _plan_from(proof.evidence)
         if any(m not in ("delta", "acc") for m, _ in plan.state):
             return "a state component is neither 'delta' nor 'acc'"

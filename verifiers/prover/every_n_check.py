@@ -147,6 +147,17 @@ def setting(program: Program, loop: LoopTrace) -> Setting:
     raise NoEveryN(f"the neighbour relation {rel.name!r} has no per-element form")
 
 
+def described(st: Setting, evidence: dict[str, Any]) -> str | None:
+    """None when an every-n proof's evidence describes the setting its checker re-derived (the
+    neighbour relation, the elements' range, the unit difference), else what differs: a proof
+    file must not be confirmed while it states another relation or range than the one proved."""
+    said = (evidence["neighbours"], list(evidence["element"]), evidence["unit"])
+    truth = (st.relation, [st.loop.lo, st.loop.hi], st.u)
+    if said != truth:
+        return f"the proof describes neighbours, elements and unit {said}, the mechanism has {truth}"
+    return None
+
+
 def _reads_noise(loop: LoopTrace, i: int, draws: set[int]) -> bool:
     seen, todo = set(), [i]
     while todo:

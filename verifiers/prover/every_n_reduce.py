@@ -28,7 +28,7 @@ from samplers.lang.exact import fraction_str
 from samplers.json_shape import NAT, RATIONAL, Map
 from samplers.lang.ir import Program
 from verifiers.prover.every_n import NotEveryN, loop_of
-from verifiers.prover.every_n_check import NoEveryN, Setting, setting
+from verifiers.prover.every_n_check import NoEveryN, Setting, described, setting
 from verifiers.prover.loop_z3 import Unencodable, evaluate, real
 from verifiers.prover.proof import NoProof, Proof
 
@@ -157,6 +157,9 @@ def check(program: Program, proof: Proof) -> str | None:
     try:
         st, op = _reduction(program)
         ev = proof.evidence
+        problem = described(st, ev)
+        if problem is not None:
+            return problem
         shifts = [{int(e): (Fraction(s["const"]), Fraction(s["d"])) for e, s in ev[k].items()}
                   for k in ("winner", "other")]
         if any(e not in st.laws for s in shifts for e in s):
