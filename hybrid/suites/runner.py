@@ -11,7 +11,8 @@ runs the failed ones again).  Each entry gets ``cores // jobs`` numba threads so
 parallel entries do not oversubscribe the machine.  On the local backend, a worker left without
 an entry to start lends itself to the entries still running: their independent tasks (candidate
 pairs' event tuning, :mod:`hybrid.searcher.forked_tasks`) run on it, so a long entry does not
-leave cores idle; the results stay those of any number of workers.  (A dask worker lends none.)
+leave cores idle; the results stay those of any number of workers.  A dask worker lends its own idle
+threads to the entries running on it (:mod:`hybrid.suites.worker_lending`).
 """
 
 from __future__ import annotations
@@ -65,6 +66,14 @@ def execute(entry: Entry, index: int, numba_threads: int, runner: Runner = run_s
     if isinstance(row["result"], dict) and "tasks" in row["result"]:
         row["tasks"] = row["result"].pop("tasks")
     return row
+
+
+def _execute_on_worker(entry: Entry, index: int, numba_threads: int, runner: Runner) -> dict[str, Any]:
+    """One entry's dask task: :func:`execute`, with the tokens of its worker's idle threads."""
+    from hybrid.suites.worker_lending import lent_tokens
+
+    with lent_tokens() as tokens:
+        return execute(entry, index, numba_threads, runner, None, tokens)
 
 
 def _lost(entry: Entry, index: int, error: BaseException) -> dict[str, Any]:
@@ -148,7 +157,9 @@ def _local_rows(todo: list[tuple[int, Entry]], jobs: int, threads: int,
 
 def _dask_rows(todo: list[tuple[int, Entry]], jobs: int, threads: int, runner: Runner,
                scheduler: str | None) -> Iterator[tuple[int, Entry, dict[str, Any]]]:
-    """Rows as they finish, one dask task per entry (a lost worker is that entry's error row)."""
+    """Rows as they finish, one dask task per entry (a lost worker is that entry's error row).  The
+    cluster we start is one worker process with ``jobs`` threads, so that its idle threads lend
+    themselves to all the entries still running (a worker lends only to the entries on it)."""
     import dask
     from distributed import Client, LocalCluster, as_completed
 
@@ -161,11 +172,11 @@ def _dask_rows(todo: list[tuple[int, Entry]], jobs: int, threads: int, runner: R
                 raise SuiteError(f"cannot reach the dask scheduler at {scheduler!r}: {e}") from None
             cluster = None
         else:
-            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+            cluster = LocalCluster(n_workers=1, threads_per_worker=jobs, processes=True,
                                    host="127.0.0.1", dashboard_address=None)
             client = Client(cluster)
         try:
-            futures = {client.submit(execute, e, i, threads, runner, None, pure=False): (i, e) for i, e in todo}
+            futures = {client.submit(_execute_on_worker, e, i, threads, runner, pure=False): (i, e) for i, e in todo}
             for future in as_completed(futures):
                 index, entry = futures[future]
                 try:
