@@ -23,7 +23,7 @@ from hybrid.suites.suite_file import Suite, load_suite
 s = load_suite({suite!r})
 s = Suite(s.name, s.entries[:{limit!r}], s.description)
 t = time.perf_counter()
-run_suite(s, jobs={jobs}, backend="local", out={out!r})
+run_suite(s, jobs={jobs}, backend={backend!r}, out={out!r})
 print(json.dumps({{"wall": time.perf_counter() - t}}))
 """
 
@@ -46,14 +46,15 @@ def selected(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Any
     return suite, QUICK_ENTRIES if args.quick else None
 
 
-def run_once(suite: str, limit: int | None, jobs: int, workdir: Path) -> tuple[float, list[dict[str, Any]]]:
-    """One ``run_suite`` in a fresh interpreter with fresh caches: (wall seconds, rows)."""
+def run_once(suite: str, limit: int | None, jobs: int, workdir: Path,
+             backend: str = "local") -> tuple[float, list[dict[str, Any]]]:
+    """One ``run_suite`` on ``backend`` in a fresh interpreter with fresh caches: (wall seconds, rows)."""
     from hybrid.suites.results_log import read_results
 
     out = workdir / f"jobs{jobs}.jsonl"
     env = {**os.environ, "DPHYBRID_CACHE_DIR": str(workdir / f"cache{jobs}" / "kernels"),
            "NUMBA_CACHE_DIR": str(workdir / f"cache{jobs}" / "numba")}
-    code = _RUN.format(suite=suite, limit=limit, jobs=jobs, out=str(out))
+    code = _RUN.format(suite=suite, limit=limit, jobs=jobs, backend=backend, out=str(out))
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if res.returncode != 0:
         sys.stderr.write(res.stderr)

@@ -1,7 +1,8 @@
-"""Suite scaling over workers: ``python -m bench.suite_scaling [--quick] [--suite NAME_OR_FILE]``.
+"""Suite scaling over workers: ``python -m bench.suite_scaling [--quick] [--suite NAME_OR_FILE] [--backend dask]``.
 
 Runs a suite (default: the built-in ``dpsniper``, whose entries fork tasks) through
-:func:`hybrid.suites.runner.run_suite` on the local backend at ``--jobs`` 1, 2, 4, ... and the
+:func:`hybrid.suites.runner.run_suite` on the local backend (or ``--backend dask``: a LocalCluster of
+one worker with ``--jobs`` threads, whose idle threads lend themselves) at ``--jobs`` 1, 2, 4, ... and the
 machine's core count, each run in a fresh interpreter with empty kernel caches (so every run pays
 the same JIT) into a fresh JSONL file.  Per run: the wall time; the work, the sum of the task times the rows record; the
 efficiency, work / (jobs x wall); the critical path, the longest chain of tasks; the floor
@@ -37,6 +38,7 @@ from typing import Any
 
 from bench.common import machine, markdown_table
 from bench.suite_runs import add_suite_options, entries_ok, run_once, selected
+from hybrid.suites.runner import BACKENDS
 
 TIMING_FIELDS = ("elapsed", "worker", "finished")
 HEADERS = ["jobs", "wall s", "work s", "efficiency", "forked tasks", "critical path s", "longest entry s", "floor s",
@@ -116,6 +118,7 @@ def differences(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> list
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.suite_scaling", description=__doc__.splitlines()[0])
     add_suite_options(ap, default="dpsniper")
+    ap.add_argument("--backend", choices=BACKENDS, default="local", help="the suite runner's backend (default local)")
     args = ap.parse_args(argv)
     suite, limit = selected(ap, args)
     counts = job_counts(os.cpu_count() or 1)
@@ -123,11 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-suite-scaling-") as d:
         for jobs in counts:
             load0 = os.getloadavg()[0]
-            wall, rows = run_once(args.suite, limit, jobs, Path(d))
+            wall, rows = run_once(args.suite, limit, jobs, Path(d), args.backend)
             runs[jobs] = wall, rows, (load0, os.getloadavg()[0])
 
     n = len(suite.entries[:limit])
-    print(f"Suite `{suite.name}`: {n} of {len(suite.entries)} entries, local backend, --jobs "
+    print(f"Suite `{suite.name}`: {n} of {len(suite.entries)} entries, {args.backend} backend, --jobs "
           f"{', '.join(map(str, counts))} ({machine()}; load average before and after each run in the table)\n")
     wall1 = runs[1][0]
     table = []
