@@ -67,11 +67,11 @@ class _Lender:
         self._thread = threading.Thread(target=self._lend, name="dphybrid-lender", daemon=True)
 
     def _lend(self) -> None:
+        global _lender
         lent, last = 0, 0
         while True:
             with _lock:
-                if self.entries == 0:
-                    global _lender
+                if self.entries == 0:  # the last entry ended: a new one starts a new lender
                     _lender = None
                     return
             now = idle_threads(self._state)
