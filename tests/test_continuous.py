@@ -294,3 +294,22 @@ def test_halted_outputs_are_bottom_in_symbolic_events():
         probs.append((e.lo, e.hi))
     assert probs[3] == (0, 0) and all(lo > 0 for lo, _ in probs[:3])  # halting after query 1, 2 or never
     assert sum(lo for lo, _ in probs) <= 1 <= sum(hi for _, hi in probs)
+
+
+def _running_sums_below(n: int, c: Fraction):
+    """The event "every running sum is below c" (a chain of constraints: cells, not a star)."""
+    def event(run):
+        return all(run.require(run.output(k), c) for k in range(n))
+
+    return event
+
+
+def test_a_stalled_refinement_stops_and_a_converging_one_goes_on():
+    """Raising the level refines cells that end in stars (n = 3: to the last level), but not a region
+    cut to box bounds beyond the cell depth (n = 5: the widths barely move, so the refinement stops at
+    level 1 instead of spending four more levels, each about four times the last, on nothing)."""
+    for n, level in ((3, 4), (5, 1)):
+        b = ContinuousBackend(catalogue.get("prefix_sum").trace(eps=1, n=n))
+        w = b.witness_ratio((0,) * n, (1,) * n, _running_sums_below(n, Fraction(n, 2) + 1))
+        assert (w.level, w.decided) == (level, False)
+        assert w.p.lo <= w.p.hi and w.q.lo <= w.q.hi

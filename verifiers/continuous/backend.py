@@ -150,6 +150,17 @@ def _ratio_width_ok(r: RatioEnclosure, rel: Fraction) -> bool:
     return r.hi - r.lo <= rel * r.lo
 
 
+STALLED = Fraction(3, 4)  # a level that leaves both widths above this share of the last level's has stalled
+
+
+def _stalled(before: tuple[Enclosure, Enclosure], after: tuple[Enclosure, Enclosure]) -> bool:
+    """Whether raising the level left both probabilities' widths above :data:`STALLED` of what they
+    were: the enclosures are then limited by what the precision does not refine (the cell depth of a
+    region that is no star, :mod:`verifiers.continuous.region`), and each further level costs about
+    four times the last for almost nothing.  Decided on the widths, a count, never on time."""
+    return all(new.width > STALLED * old.width for old, new in zip(before, after))
+
+
 def eps_bracket(r: RatioEnclosure) -> tuple[float, float]:
     """Floats around the level ``max(0, ln ratio)`` for a ratio in ``[r.lo, r.hi]``, rounded outwards."""
     return eps_lower(r.lo) if r.lo else 0.0, eps_upper(r.hi) if r.hi else 0.0
@@ -364,15 +375,17 @@ class ContinuousBackend:
     # -- pairs ---------------------------------------------------------------------------
     def witness_ratio(self, x: Sequence[int], xp: Sequence[int], event: Iterable[Any] | SymbolicEvent, *,
                       rel_width: Fraction = RELATIVE_WIDTH) -> WitnessRatio:
-        """``P(E|x) / P(E|x')`` enclosed, refined until ``rel_width`` or the budget."""
+        """``P(E|x) / P(E|x')`` enclosed, refined until ``rel_width``, the budget, or a level that stalls (:func:`_stalled`)."""
         x, xp = self.check_pair(x, xp)
         px, pxp = self._event_paths(x, event), self._event_paths(xp, event)
         sx, sxp = self.specialised(x), self.specialised(xp)
+        before: tuple[Enclosure, Enclosure] | None = None
         for level in range(self.max_level + 1):
             p, q = self.enclose(sx, px, level), self.enclose(sxp, pxp, level)
             done = _ratio_width_ok(RatioEnclosure.of(p, q), rel_width)
-            if done:
+            if done or (before is not None and _stalled(before, (p, q))):
                 break
+            before = (p, q)
         return WitnessRatio(p, q, level, done)
 
     def _output_ratios(self, x: Point, xp: Point, outputs: Iterable[Any], level: int) -> dict[Any, RatioEnclosure]:
