@@ -15,6 +15,7 @@ from verifiers.continuous.approx_dp import event_delta, threshold_delta
 from verifiers.backends import get_backend
 from verifiers.continuous.backend import ContinuousBackend, NumericOutputs
 from verifiers.enumerate import Enumerator
+from verifiers.continuous.linear import Form
 from verifiers.continuous.paths import NonlinearProgram
 
 
@@ -313,3 +314,32 @@ def test_a_stalled_refinement_stops_and_a_converging_one_goes_on():
         w = b.witness_ratio((0,) * n, (1,) * n, _running_sums_below(n, Fraction(n, 2) + 1))
         assert (w.level, w.decided) == (level, False)
         assert w.p.lo <= w.p.hi and w.q.lo <= w.q.hi
+
+
+def test_too_many_runs_on_one_input_skips_the_count_on_the_others(monkeypatch):
+    """Finding out that an input has more than COMPLETE_RUNS finished runs costs that many runs (seconds
+    on a sparse vector of 20 queries); once one input has too many the others are not explored again,
+    and an event gets the same enclosure either way (the same paths, found lazily)."""
+    import verifiers.continuous.backend as backend_module
+
+    program = catalogue.get("numerical_svt").trace(eps=1, n=6)
+    calls = []
+    original = backend_module.complete_runs
+
+    def counted(spec, **kw):
+        calls.append(spec)
+        return original(spec, **kw)
+
+    def event(run):  # reads every output first, then "the first released value is at least 1"
+        released = [v for v in [run.output(k) for k in range(6)] if isinstance(v, Form)]
+        return 1 if released and run.require(Fraction(1), released[0], strict=False) else 0
+
+    event.reads_every_output = True
+    whole = ContinuousBackend(program)
+    expected = [whole.event_probability(x, event) for x in ((0,) * 6, (1,) * 6)]
+    monkeypatch.setattr(backend_module, "complete_runs", counted)
+    monkeypatch.setattr(backend_module, "COMPLETE_RUNS", 5)
+    b = ContinuousBackend(program)
+    assert b._complete_runs((0,) * 6) is None and b._complete_runs((1,) * 6) is None
+    assert len(calls) == 1
+    assert [b.event_probability(x, event) for x in ((0,) * 6, (1,) * 6)] == expected

@@ -183,6 +183,10 @@ class ContinuousBackend:
         self._specs: dict[Point, Specialised] = {}
         self._outputs: dict[Point, dict[Any, list[Path]]] = {}
         self._runs: dict[Point, list[Run] | None] = {}  # finished runs per input (None: too many)
+        # One input with too many runs: the others are not tried (the count barely depends on the input,
+        # the noise being unbounded, and finding out costs COMPLETE_RUNS runs: seconds per input).  Either
+        # way an event gets the same paths (complete_runs), so this decides how long, never what.
+        self._too_many_runs = False
         self._heads: dict[tuple, list[Run]] = {}  # (input, set event) -> the finished runs inside it
         self._labels: dict[tuple, dict[Any, list[int]]] = {}  # (input, label key) -> run indices by label
         self._enclosures: dict[tuple, Enclosure] = {}
@@ -282,9 +286,11 @@ class ContinuousBackend:
                 self._heads.clear()
                 self._labels.clear()
             try:
-                self._runs[key] = complete_runs(self.specialised(key), max_paths=COMPLETE_RUNS)
+                self._runs[key] = None if self._too_many_runs else \
+                    complete_runs(self.specialised(key), max_paths=COMPLETE_RUNS)
             except BudgetExceeded:
                 self._runs[key] = None
+                self._too_many_runs = True
         return self._runs[key]
 
     def _runs_in(self, x: Sequence[int], key: Any, head: SymbolicEvent, index: tuple | None) -> list[Run] | None:
