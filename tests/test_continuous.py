@@ -343,3 +343,25 @@ def test_too_many_runs_on_one_input_skips_the_count_on_the_others(monkeypatch):
     assert b._complete_runs((0,) * 6) is None and b._complete_runs((1,) * 6) is None
     assert len(calls) == 1
     assert [b.event_probability(x, event) for x in ((0,) * 6, (1,) * 6)] == expected
+
+
+def test_numeric_outputs_are_found_on_the_first_path(monkeypatch):
+    """Whether a program releases continuous values is known from the first path that releases one:
+    the other paths (tens of thousands on two sparse vectors over 20 queries) are not explored."""
+    import verifiers.continuous.backend as backend_module
+
+    yielded = []
+    original = backend_module.explore
+
+    def counted(*args, **kw):
+        for p in original(*args, **kw):
+            yielded.append(p)
+            yield p
+
+    monkeypatch.setattr(backend_module, "explore", counted)
+    b = ContinuousBackend(catalogue.get("svt34_parallel").trace(eps=1, n=4))
+    assert not b.finite_outputs((0, 1, 0, 1))
+    assert len(yielded) <= 1
+    with pytest.raises(NumericOutputs):
+        b.output_paths((0, 1, 0, 1))
+    assert ContinuousBackend(catalogue.get("svt1").trace(eps=1, n=4)).finite_outputs((0, 1, 0, 1))

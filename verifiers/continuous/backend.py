@@ -234,14 +234,19 @@ class ContinuousBackend:
         key = self.check_input(x)
         if key not in self._outputs:
             by_output: dict[Any, list[Path]] = {}
-            for p in self.paths(key, lambda run: (run.outputs(),)):
-                o = p.result[0]
-                if any(isinstance(v, Form) for v in (o if isinstance(o, tuple) else (o,))):
-                    raise NumericOutputs(f"{self.program.name} releases continuous values, so questions about "
-                                         "single outputs are not supported; ask about events instead")
-                by_output.setdefault(o, []).append(dataclasses.replace(p, result=1))
+            for p in self.paths(key, self._finite_output):
+                by_output.setdefault(p.result[0], []).append(dataclasses.replace(p, result=1))
             self._outputs[key] = by_output
         return self._outputs[key]
+
+    def _finite_output(self, run: Run) -> tuple[Any]:
+        """A path's output, or NumericOutputs on the first path that releases a continuous value (not
+        after exploring every path: tens of thousands on a pair of sparse vectors over 20 queries)."""
+        o = run.outputs()
+        if any(isinstance(v, Form) for v in (o if isinstance(o, tuple) else (o,))):
+            raise NumericOutputs(f"{self.program.name} releases continuous values, so questions about "
+                                 "single outputs are not supported; ask about events instead")
+        return (o,)
 
     def finite_outputs(self, x: Sequence[int]) -> bool:
         """Whether every output of ``x`` is one of finitely many values (no continuous value released)."""
