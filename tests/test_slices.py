@@ -3,30 +3,18 @@ result lifts to the whole program, and that the lifted witness is what the whole
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import pytest
 
 from hybrid.searcher import slices
 from hybrid.searcher.budget import Budget
-from hybrid.searcher.regions import symbolic
 from hybrid.searcher.search import search
-from hybrid.testers.event_json import event_from_json
 from hybrid.testers.events import Product, SetEvent, Threshold
 from hybrid.testers.features import IDENTITY, Feature
 from samplers.catalogue import get
 from samplers.lang.slicing import part_program
 from verifiers.continuous.backend import ContinuousBackend
 
-
-def _whole_ratio(prog, witness):
-    """The lifted witness's ratio enclosed on the whole program (no slice involved)."""
-    event = symbolic(event_from_json(witness["event"]), arity=prog.arity, tuple_output=prog.tuple_output)
-    return ContinuousBackend(prog).witness_ratio(witness["x"], witness["x_prime"], event).ratio
-
-
-def _overlap(a, b) -> bool:
-    return a.lo <= Fraction(b[1]) and Fraction(b[0]) <= a.hi
+from slice_checks import overlap, whole_ratio
 
 
 def test_plan_independent_parts_searches_one_distinct_bin():
@@ -77,7 +65,7 @@ def test_slice_law_is_the_whole_programs():
     on_slice = ContinuousBackend(sub).witness_ratio(x, xp, [o]).ratio
     lifted = slices.lift_event(SetEvent(IDENTITY, (o,)), outs)
     fx, fxp = list(x) + [1, 1, 1], list(xp) + [1, 1, 1]
-    on_whole = _whole_ratio(prog, {"x": fx, "x_prime": fxp, "event": lifted.to_json()})
+    on_whole = whole_ratio(prog, {"x": fx, "x_prime": fxp, "event": lifted.to_json()})
     assert on_slice.lo <= on_whole.hi and on_whole.lo <= on_slice.hi
 
 
@@ -95,7 +83,7 @@ def test_sliced_search_matches_the_whole_program(monkeypatch, name, params, max_
     assert "global verification skipped: the program was searched on slices" in r.limits_hit
     prog = get(name).trace(**params)
     assert prog.neighbours.contains(r.witness["x"], r.witness["x_prime"])
-    assert _overlap(_whole_ratio(prog, r.witness), r.ratio_enclosure)
+    assert overlap(whole_ratio(prog, r.witness), r.ratio_enclosure)
     assert r.eps_lower <= r.eps_upper == 0.1
     if unsliced:
         monkeypatch.setattr(slices, "SLICE_NODES", 10**9)
@@ -110,7 +98,7 @@ def test_noisy_hist1_at_n_1000():
     assert r.proof["rule"] == "composition"  # tried first at large n: one part proved, not 1000 paths
     assert r.to_json()["slice"]["outputs"] == [0] and r.slice["program_nodes"] == 3000
     assert len(r.witness["x"]) == 1000
-    assert _overlap(_whole_ratio(get("noisy_hist1").trace(n=1000), r.witness), r.ratio_enclosure)
+    assert overlap(whole_ratio(get("noisy_hist1").trace(n=1000), r.witness), r.ratio_enclosure)
 
 
 def test_no_rule_starts_after_the_deadline(monkeypatch):

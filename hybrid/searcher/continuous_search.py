@@ -51,6 +51,7 @@ from hybrid.inputs import Pair, coordinate_moves, random_pair
 from hybrid.searcher.delta_claim import continuous_lower, settle, wanted
 from hybrid.searcher.forked_tasks import ordered
 from hybrid.searcher.numeric_events import EventTuner, Tuned
+from hybrid.searcher.path_slices import path_plan
 from hybrid.searcher.proof_stage import attach, prove_stage
 from hybrid.searcher.regions import symbolic
 from hybrid.searcher.slices import plan, sliced_search
@@ -83,8 +84,9 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
     """Certified search on a program with continuous noise (see the module docstring)."""
     clock = s.clock
     clock.stage("compile")
-    slices = None if s.claimed_delta is not None else plan(program, s.budget.max_length)
-    if slices is not None:  # a large program: searched on small slices, then proved whole
+    slices = None if s.claimed_delta is not None else (plan(program, s.budget.max_length)
+                                                         or path_plan(program, s.budget.enclosures))
+    if slices is not None:  # a large program, or one of many paths: searched on slices, then proved whole
         return sliced_search(s, program, slices, continuous_search)
     backend = get_backend(program, "continuous")  # running-max loops read as argmax
     sampler = s.sampler(program)

@@ -39,6 +39,7 @@ from hybrid.testers.event_json import event_from_json
 from hybrid.testers.events import Event, Product, SetEvent, Threshold
 from hybrid.testers.features import IDENTITY, Feature
 from samplers.errors import DPHybridError
+from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
 from samplers.lang.neighbours import Custom
 from samplers.lang.slicing import backward_slice, inputs_read, part_program, split
@@ -84,12 +85,18 @@ def plan(program: Program, max_length: int) -> list[Slice] | None:
                 out.append(Slice(outs, inputs, sub, f"part {k} of {len(parts)} independent parts "
                                                     f"(the distinct ones among the first {PARTS} searched)"))
         return out or None
-    outs = list(range(min(program.arity, max(1, max_length))))
+    k = min(program.arity, max(1, max_length))
+    if len(inputs_read(program, backward_slice(program, list(range(k))))) == program.domain.size:
+        return None  # the prefix reads every input: no smaller program
+    return [prefix(program, k, "budget max_length")]
+
+
+def prefix(program: Program, k: int, why: str) -> Slice:
+    """The slice of ``program``'s first ``k`` output components (``why``: the reason for ``k``)."""
+    outs = list(range(k))
     inputs = inputs_read(program, backward_slice(program, outs))
-    if len(inputs) == program.domain.size:  # the prefix reads every input: no smaller program
-        return None
-    return [Slice(outs, inputs, _named(part_program(program, outs, inputs), program, outs),
-                  f"the first {len(outs)} of {program.arity} output components (budget max_length)")]
+    return Slice(outs, inputs, _named(part_program(program, outs, inputs), program, outs),
+                 f"the first {k} of {program.arity} output components ({why})")
 
 
 def _named(sub: Program, program: Program, outputs: list[int]) -> Program:
@@ -118,13 +125,17 @@ def lift_pair(program: Program, sl: Slice, x: Sequence[int], xp: Sequence[int]) 
     """A slice's input pair extended to the program's inputs: the same value in both where the slice
     reads nothing, so the other components keep one law and the pair stays a neighbour pair."""
     dom = program.domain
-    full = [min(max(FILL, lo), hi) for lo, hi in zip(dom.lo, dom.hi)]
-    fx, fxp = list(full), list(full)
+    fx, fxp = fill(dom), fill(dom)
     for k, i in enumerate(sl.inputs):
         fx[i], fxp[i] = x[k], xp[k]
     if not (dom.contains(fx) and dom.contains(fxp) and program.neighbours.contains(fx, fxp)):
         raise SliceError(f"internal: the slice's pair does not extend to a {program.neighbours.name} pair")
     return fx, fxp
+
+
+def fill(domain: Domain) -> list[int]:
+    """The input that is :data:`FILL` everywhere, clipped to ``domain``."""
+    return [min(max(FILL, lo), hi) for lo, hi in zip(domain.lo, domain.hi)]
 
 
 class SliceError(DPHybridError):
@@ -208,4 +219,4 @@ def _span(outputs: list[int]) -> str:
     return ", ".join(str(o) for o in outputs)
 
 
-__all__ = ["SLICE_NODES", "Slice", "lift_event", "lift_pair", "plan", "sliced_search"]
+__all__ = ["SLICE_NODES", "Slice", "fill", "lift_event", "lift_pair", "plan", "prefix", "sliced_search"]
