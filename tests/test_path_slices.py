@@ -36,6 +36,7 @@ def test_programs_whose_paths_fit_are_searched_whole():
     assert path_plan(get("svt6").trace(n=5), enclosures=20_000) is None
     assert path_plan(get("svt1").trace(n=20), enclosures=20_000) is None  # a cutoff: n + 1 paths
     assert path_plan(get("report_noisy_max1").trace(n=20), enclosures=10) is None  # one output: no prefix
+    assert path_plan(get("svt34_parallel").trace(n=20), enclosures=10) is None  # released values: events prune
 
 
 def test_prefix_law_is_the_whole_programs():

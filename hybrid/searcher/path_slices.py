@@ -8,13 +8,14 @@ bound.  Its first ``k`` output components are a slice (:mod:`samplers.lang.slici
 the program's joint law on them, so an event on them certified on the slice is certified for the
 program (:mod:`hybrid.searcher.slices` searches the slice and lifts the result).
 
-The rule, by counts only (the same on any machine): a tuple-output program whose paths on the fill
-input (:func:`hybrid.searcher.slices.fill`) number more than
+The rule, by counts only (the same on any machine): a tuple-output program of finite outputs
+whose paths on the fill input (:func:`hybrid.searcher.slices.fill`) number more than
 ``budget.enclosures`` is searched on its longest output prefix with at most
 ``budget.enclosures // (2 * PAIRS)`` paths there, so that the enclosures budget covers both inputs
 of :data:`PAIRS` candidate pairs (``svt6``'s first 10 answers, 1,024 paths).  Paths only grow with
 the prefix (each path of a longer prefix extends one of a shorter), so the prefix is found by
-bisection, each count stopped at the limit.
+bisection, each count stopped at the limit.  A program that releases values (a float component)
+is searched whole: its events prune the paths, so the count says less there.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 from hybrid.searcher.slices import Slice, fill, prefix
 from samplers.deadline import TimeLimitReached
 from samplers.errors import BudgetExceeded, UnsupportedByBackend
-from samplers.lang.ir import Program
+from samplers.lang.ir import FLOAT, Program
 from samplers.lang.neighbours import Custom
 from verifiers.backends import get_backend
 from verifiers.continuous.paths import explore
@@ -45,7 +46,8 @@ def count_paths(program: Program, limit: int) -> int:
 def path_plan(program: Program, enclosures: int) -> list[Slice] | None:
     """The prefix slice to search ``program`` on (see the module docstring), or None to search it whole."""
     limit = enclosures // (2 * PAIRS)
-    if not program.tuple_output or program.arity < 2 or isinstance(program.neighbours, Custom) or limit < 1:
+    if (not program.tuple_output or program.arity < 2 or isinstance(program.neighbours, Custom) or limit < 1
+            or any(program.nodes[o].kind == FLOAT for o in program.outputs)):
         return None
     try:
         if count_paths(program, enclosures) <= enclosures:
