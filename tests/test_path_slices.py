@@ -29,7 +29,7 @@ def test_svt6_at_n_20_is_planned_on_its_first_ten_answers():
     (sl,) = path_plan(get("svt6").trace(n=20), enclosures=20_000)
     assert sl.outputs == sl.inputs == list(range(10))  # 2^10 = 1024 paths <= 20000 // 16 < 2^11
     assert len(sl.program.nodes) == len(get("svt6").trace(n=10).nodes)  # svt6's first 10 answers are svt6 at n = 10
-    assert "more than 20000 paths" in sl.how
+    assert "than budget enclosures = 20000" in sl.how
 
 
 def test_programs_whose_paths_fit_are_searched_whole():

@@ -63,8 +63,8 @@ def path_plan(program: Program, enclosures: int) -> list[Slice] | None:
         return None
     if lo == 0:
         return None
-    return [prefix(program, lo, f"the program has more than {enclosures} paths on the fill input (budget "
-                                f"enclosures), these at most {limit}")]
+    return [prefix(program, lo, f"the program has more paths on the fill input than budget enclosures = "
+                                f"{enclosures}; these at most {limit}")]
 
 
 __all__ = ["PAIRS", "count_paths", "path_plan"]
