@@ -12,7 +12,7 @@ programs (:mod:`hybrid.searcher.slices`).
 
 from __future__ import annotations
 
-from samplers.lang.builder import replay
+from samplers.lang.builder import draws_randomness, replay
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Node, Program
 
@@ -32,16 +32,25 @@ def split(program: Program) -> list[list[int]]:
     per program (the search's slices and the composition rule both ask).
     """
     if "slicing.split" not in program._meta:
-        program._meta["slicing.split"] = _split(program)
+        program._meta["slicing.split"] = _split(program, through_inputs=True)
     return [list(g) for g in program._meta["slicing.split"]]
 
 
-def _split(program: Program) -> list[list[int]]:
+def split_draws(program: Program) -> list[list[int]]:
+    """Output positions grouped into parts that share no draw and no value computed from one, though
+    they may read the same inputs and values computed from inputs alone (svt3 and svt4 run on one
+    input): parts of independent randomness given the input."""
+    return [list(g) for g in _split(program, through_inputs=False)]
+
+
+def _split(program: Program, *, through_inputs: bool) -> list[list[int]]:
     parent = list(range(len(program.nodes)))
     first_read: dict[int, int] = {}  # input index -> a node reading it (the builder shares them; be sure)
+    random: list[bool] = []  # does the node's value depend on a draw?
     for i, node in enumerate(program.nodes):
-        links = [a for a in node.args if program.nodes[a].op != "const"]
-        if node.op == "input":
+        random.append(draws_randomness(node.op, node.attr) or any(random[a] for a in node.args))
+        links = [a for a in node.args if program.nodes[a].op != "const" and (through_inputs or random[a])]
+        if node.op == "input" and through_inputs:
             links.append(first_read.setdefault(node.attr, i))
         for a in links:
             ra, ri = _find(parent, a), _find(parent, i)

@@ -14,6 +14,14 @@ own inputs only.  Over the program's neighbour relation the level then composes:
 * a custom relation: only when one part reads every input (the whole program), since a
   predicate on whole inputs says nothing about a part.
 
+When the program is one part with continuous noise (no exact sweep of the whole), parts that
+read the same inputs but share no draw (svt3 and svt4 run side by side on one input,
+``svt34_parallel``) are tried: they are independent given the input, so ``P(o | x)`` is still the
+product of the parts' laws and the level is at most the **sum** of the part levels in eps
+(sequential composition; ``combine`` is ``"sum"``), under any relation whose restriction to a
+part's inputs is the same relation there or no change: the built-in ones, and a custom one when
+every reading part reads all inputs.
+
 Each part level is the exact global level of the part's sub-program (its slice with the
 inputs renumbered), swept by an exact backend reached through
 :func:`verifiers.backends.get_backend`; parts with the same sub-program (``rr``'s clients,
@@ -42,7 +50,7 @@ from samplers.errors import LimitExceeded
 from samplers.json_shape import ANY, NAT, RATIONAL, Nullable, check as check_shape
 from samplers.lang.builder import draws_randomness
 from samplers.lang.ir import BOTTOM, CONTINUOUS_NOISE, Program
-from samplers.lang.slicing import backward_slice, inputs_read, local_form, part_program, split
+from samplers.lang.slicing import backward_slice, inputs_read, local_form, part_program, split, split_draws
 from samplers.lang.neighbours import AllDiffer, Monotone, OneDiffer, ReplaceOne
 from verifiers.backends import choose, get_backend
 from verifiers.base import neighbour_pairs
@@ -57,6 +65,7 @@ RULE = "composition"
 # same size limit): a count, so whether a proof is found does not depend on the machine.
 MAX_PART_PAIRS = 20_000
 RATIO = True  # e^eps exactly when every part level is exact
+ADDING = ("product", "sum")  # the combinations that multiply ratios (add levels in eps)
 _SWEPT = {"ratio": RATIONAL, "backend": str, "pairs": NAT,
           "witness": Nullable({"x": [int], "x_prime": [int], "output": ANY})}
 _PROVED = {"eps": RATIONAL, "rule": str, "proof": read_proof}  # a part's proof, read as any proof is
@@ -79,19 +88,24 @@ def _evidence(evidence: Any, where: str) -> None:
 EVIDENCE = _evidence
 
 
-def combination(program: Program, read: list[list[int]]) -> str | None:
-    """How part levels compose under the program's relation (``read``: the inputs of each part).
+def combination(program: Program, read: list[list[int]], shared: bool = False) -> str | None:
+    """How part levels compose under the program's relation (``read``: the inputs of each part;
+    ``shared``: parts may read the same inputs, and share no draw).
 
     A custom relation is a predicate on whole inputs: it applies to a part only when that
-    part reads every input and no other part reads any.
+    part reads every input and (unless ``shared``) no other part reads any.
     """
     nb = program.neighbours
+    whole = list(range(program.domain.size))
+    if shared:
+        builtin = isinstance(nb, (OneDiffer, ReplaceOne, AllDiffer, Monotone))
+        return "sum" if builtin or all(r == whole for r in read if r) else None
     if isinstance(nb, (OneDiffer, ReplaceOne)):
         return "max"
     if isinstance(nb, (AllDiffer, Monotone)):
         return "product"
     reading = [r for r in read if r]
-    return "single" if not reading or reading == [list(range(program.domain.size))] else None
+    return "single" if not reading or reading == [whole] else None
 
 
 def _json_output(o: Any) -> Any:
@@ -150,8 +164,9 @@ def _continuous(program: Program, part: dict[str, Any]) -> bool:
 
 
 def composed_upper(ratio: Ratio, sub_eps: Fraction, how: str) -> float:
-    """A float at least the composed level: ``ln ratio`` and ``sub_eps`` by max, or by sum for ``product``."""
-    if how == "product":
+    """A float at least the composed level: ``ln ratio`` and ``sub_eps`` by max, or by sum for ``product``
+    and ``sum``."""
+    if how in ADDING:
         return round_up(Fraction(eps_upper(ratio)) + sub_eps)
     return max(eps_upper(ratio), round_up(sub_eps))
 
@@ -160,8 +175,13 @@ def attempt(program: Program, eps: Fraction | None = None) -> Proof | NoProof:
     """Prove the composed level (at most ``eps`` when given), or say why not."""
     sliced = [(outs, backward_slice(program, outs)) for outs in split(program)]
     parts = [_part(program, outs, nodes) for outs, nodes in sliced]
-    reading = sum(1 for part in parts if part["inputs"])
     how = combination(program, [part["inputs"] for part in parts])
+    if len(parts) == 1 and _continuous(program, parts[0]):  # no exact sweep of the whole: split the draws
+        drawn = [(outs, backward_slice(program, outs)) for outs in split_draws(program)]
+        by_draws = [_part(program, outs, nodes) for outs, nodes in drawn]
+        if len(by_draws) > 1 and (summed := combination(program, [q["inputs"] for q in by_draws], True)):
+            sliced, parts, how = drawn, by_draws, summed  # one input, independent draws: sequential composition
+    reading = sum(1 for part in parts if part["inputs"])
     if how is None:
         return NoProof(f"the custom neighbour relation {program.neighbours.name} is a predicate on whole inputs: "
                        f"it does not apply to {reading} independent parts that read some of them", rule=RULE)
@@ -205,9 +225,9 @@ def attempt(program: Program, eps: Fraction | None = None) -> Proof | NoProof:
         if c is None:
             continue
         if "eps" in classes[c]:
-            sub_eps = sub_eps + levels[c] if how == "product" else max(sub_eps, levels[c])
+            sub_eps = sub_eps + levels[c] if how in ADDING else max(sub_eps, levels[c])
         else:
-            ratio = ratio * levels[c] if how == "product" else max(ratio, levels[c])
+            ratio = ratio * levels[c] if how in ADDING else max(ratio, levels[c])
     upper = composed_upper(ratio, sub_eps, how)
     exact = not any("eps" in c for c in classes)
     evidence = {"neighbours": program.neighbours.name, "combine": how, "ratio": ratio_str(ratio),

@@ -94,6 +94,26 @@ def _swept_level(sub: Program) -> Any:
     return max(g.ratio, Fraction(1))
 
 
+def _members(program: Program, deps: list[frozenset], owner: dict[Any, int]) -> dict[int, set[int]]:
+    """Part -> its nodes (those depending on its inputs or draws) and constants, parts disjoint."""
+    members: dict[int, set[int]] = {}
+    for i, n in enumerate(program.nodes):
+        k = owner.get(next(iter(deps[i]))) if deps[i] else None
+        if k is not None:
+            members.setdefault(k, set()).add(i)
+            members[k].update(a for a in n.args if not deps[a])
+    return members
+
+
+def _members_shared(program: Program, deps: list[frozenset], parts: list[dict]) -> dict[int, set[int]]:
+    """Part -> every node depending only on its inputs and draws, and constants (parts share inputs)."""
+    members: dict[int, set[int]] = {}
+    for k, part in enumerate(parts):
+        own = {("x", i) for i in part["inputs"]} | {("d", i) for i in part["draws"]}
+        members[k] = {i for i in range(len(program.nodes)) if deps[i] <= own}
+    return members
+
+
 def check(program: Program, proof: Proof, *, complete: bool = False) -> str | None:
     """None when every claim of the evidence holds, else the first that does not.  A part's
     sub-proof is re-checked as :func:`verifiers.prover.prove.prove` re-checks proofs (its rule's
@@ -120,25 +140,28 @@ def _check(program: Program, proof: Proof, complete: bool) -> str | None:
         return "the parts do not list every output exactly once"
     deps = _dependencies(program)
     owner: dict[Any, int] = {}
+    shared = False  # do two parts read one input (independent draws: they compose by sum)?
     for k, part in enumerate(parts):
         mine = frozenset().union(*(deps[program.outputs[p]] for p in part["outputs"]))
         for d in mine:
             if owner.setdefault(d, k) != k:
-                what = f"input {d[1]}" if d[0] == "x" else f"draw %{d[1]}"
-                return f"parts {owner[d]} and {k} both depend on {what}"
+                if d[0] == "x":
+                    shared = True
+                    continue
+                return f"parts {owner[d]} and {k} both depend on draw %{d[1]}"
         if sorted(i for t, i in mine if t == "x") != list(part["inputs"]):
             return f"part {k} lists inputs {part['inputs']}, its outputs read others"
         if sorted(i for t, i in mine if t == "d") != list(part["draws"]):
             return f"part {k} lists draws {part['draws']}, its outputs use others"
-    members: dict[int, set[int]] = {}  # part -> its nodes (those depending on its inputs or draws) and constants
-    for i, n in enumerate(program.nodes):
-        k = owner.get(next(iter(deps[i]))) if deps[i] else None
-        if k is not None:
-            members.setdefault(k, set()).add(i)
-            members[k].update(a for a in n.args if not deps[a])
+    members = _members_shared(program, deps, parts) if shared else _members(program, deps, owner)
     reading = sum(1 for part in parts if part["inputs"])
     nb = program.neighbours
     how = "max" if isinstance(nb, (OneDiffer, ReplaceOne)) else "product" if isinstance(nb, (AllDiffer, Monotone)) else "single"
+    if shared:  # a built-in relation restricted to a part's inputs is itself there (or no change)
+        whole = list(range(program.domain.size))
+        if how == "single" and any(part["inputs"] not in ([], whole) for part in parts):
+            return f"a custom relation ({nb.name}) applies to whole inputs, and parts sharing inputs read only some"
+        how = "sum"
     if how == "single" and reading and not any(part["inputs"] == list(range(program.domain.size)) for part in parts):
         return f"a custom relation ({nb.name}) applies to whole inputs, and no part reads them all"
     if how == "single" and reading > 1:
@@ -170,9 +193,9 @@ def _check(program: Program, proof: Proof, complete: bool) -> str | None:
         if not continuous and r != parse_ratio(classes[c]["ratio"]):
             return f"part {k}: the re-sweep gives {ratio_str(r)}, its class {c} says {classes[c]['ratio']}"
         if continuous:
-            sub_eps = sub_eps + r if how == "product" else max(sub_eps, r)
+            sub_eps = sub_eps + r if how in ("product", "sum") else max(sub_eps, r)
         else:
-            total = max(total, r) if how != "product" else total * r
+            total = total * r if how in ("product", "sum") else max(total, r)
     if total != parse_ratio(ev["ratio"]) or Fraction(number_from_json(ev["sub_eps"])) != sub_eps:
         return f"the parts compose to {ratio_str(total)} and eps {sub_eps}, the proof says {ev['ratio']} and {ev['sub_eps']}"
     if proof.ratio is not None and (sub_eps != 0 or total != proof.ratio):
@@ -180,6 +203,6 @@ def _check(program: Program, proof: Proof, complete: bool) -> str | None:
     if total == INF:
         return "a part has an infinite level"
     bound = Fraction(log_bracket(total)[1])  # >= ln total
-    if not (bound + sub_eps if how == "product" else max(bound, sub_eps)) <= Fraction(proof.eps):
+    if not (bound + sub_eps if how in ("product", "sum") else max(bound, sub_eps)) <= Fraction(proof.eps):
         return f"eps = {proof.eps} is below the composed level (ln {ratio_str(total)} and {sub_eps})"
     return None
