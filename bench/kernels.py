@@ -2,14 +2,13 @@
 
 The generated kernel (:mod:`samplers.codegen`) unrolls the program, so numba's compile time grows
 with it; the interpreter (:mod:`samplers.interpreter`) is one kernel compiled once for every
-program.  Three tables, each measured in this run:
+program.  Two tables, each measured in this run (``bench.large_sample`` measures ``dphybrid sample``
+at large n end to end):
 
 - compile time of ``noisy_hist1`` at n = 10 .. 10,000 in fresh processes, both kernels, with empty
   caches (cold) and with a cache filled by another run (for the interpreter: by another program);
   generated kernels whose forecast exceeds :data:`RUN_LIMIT` seconds are not compiled (forecast shown);
-- sampling throughput, interpreter against generated kernel (1 thread, both compiled);
-- ``dphybrid sample noisy_hist1 -p n=10000`` end to end from cold caches, and the floor of the
-  issue's ``-n 1000000`` (10^10 Laplace draws) from the measured draw rate.
+- sampling throughput, interpreter against generated kernel (1 thread, both compiled).
 
 Run: ``python -m bench.kernels [--quick]``.
 """
@@ -17,14 +16,7 @@ Run: ``python -m bench.kernels [--quick]``.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
 import tempfile
-import time
-
-import numba
 
 from bench.common import best_time, machine, markdown_table, run_python
 from samplers import catalogue
@@ -97,43 +89,17 @@ def throughput_rows(samples: int) -> list[list]:
     return rows
 
 
-def sample_command(samples: int) -> list[list]:
-    """``dphybrid sample noisy_hist1 -p n=10000 -n samples`` from cold caches (wall, and the command's
-    own compile and sample timings), and the floor of ``-n 1000000`` from the Laplace draw rate."""
-    n = 10_000
-    cmd = [sys.executable, "-m", "hybrid.cli", "sample", "noisy_hist1", "-p", f"n={n}", "-n", str(samples),
-           "--input", ",".join(["1"] * n), "--json"]
-    with tempfile.TemporaryDirectory() as d:
-        env = {**os.environ, "DPHYBRID_CACHE_DIR": d + "/k", "NUMBA_CACHE_DIR": d + "/n"}
-        t = time.perf_counter()
-        out = subprocess.run(cmd, capture_output=True, check=True, text=True, env=env).stdout
-        wall = time.perf_counter() - t
-    timings = json.loads(out)["timings"]
-    threads = numba.config.NUMBA_NUM_THREADS
-    lap = compile_sampler(catalogue.get("laplace"))  # one draw and one addition a sample: the draw rate
-    draws = 10_000_000
-    rate = draws / best_time(lambda: lap.sample((0,), draws, 1, threads=threads))
-    return [[f"sample noisy_hist1 -p n=10000 -n {samples:,} (cold)", samples * n, wall, timings["compile"],
-             timings["sample"], samples * n / timings["sample"]],
-            ["floor of -n 1,000,000: 10^10 Laplace draws at the generated laplace kernel's rate",
-             10**10, 10**10 / rate, "", "", rate]]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="sizes up to 1000, fewer samples")
     args = ap.parse_args()
-    threads = numba.config.NUMBA_NUM_THREADS
     print(f"Compile time against n, noisy_hist1 (seconds, fresh processes; {machine()})\n")
     print(markdown_table(["n", "IR nodes", "generated: forecast", "generated: cold", "generated: cached",
                           "interpreter: lower", "interpreter: cold", "interpreter: cache of another program"],
                          compile_rows(SIZES[:3] if args.quick else SIZES)) + "\n")
     print(f"Sampling throughput (samples per second, 1 thread; {machine()})\n")
     print(markdown_table(["program", "IR nodes", "generated /s", "interpreter /s", "interpreter / generated"],
-                         throughput_rows(200_000 if args.quick else 1_000_000)) + "\n")
-    print(f"Large n end to end ({machine()}, {threads} numba threads)\n")
-    print(markdown_table(["command", "coordinates drawn", "wall s", "compile s", "sample s", "coordinates /s"],
-                         sample_command(1_000 if args.quick else 10_000)))
+                         throughput_rows(200_000 if args.quick else 1_000_000)))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, pa
 from hybrid.cli.progress import progress_reporter
 from hybrid.cli.render import vector_text
 from hybrid.formats import output_str, output_to_json, params_to_json
+from samplers.lang.ir import FLOAT
+from samplers.lang.slicing import output_prefix
 from samplers.memory import check_fits
 from samplers.lang.exact import fraction_str
 from verifiers.backends import get_backend
@@ -21,6 +23,8 @@ from verifiers.base import refuse_continuous
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from samplers.lang.ir import Program
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -65,10 +69,11 @@ def run(args: argparse.Namespace) -> int:
     if args.exact:  # refuse continuous noise up front: --exact compares counts with exact probabilities
         refuse_continuous(program, "exact")
     backend = get_backend(program) if args.exact else None
-    sampler = compile_sampler(program)  # generates the kernel's source; numba compiles it at the warm-up
-    continuous = sampler.kernel.output_float
+    continuous = program.output_kind == FLOAT
+    columns = min(program.arity, args.top or program.arity)  # continuous: the components summarised
+    drawn, drawn_x = _summarised_slice(program, x, columns) if continuous else (program, x)
+    sampler = compile_sampler(drawn)  # generates the kernel's source; numba compiles it at the warm-up
     memory = memory_limit(args.memory)  # --memory, $DPHYBRID_MEMORY: the samples and tables kept fit in it
-    columns = min(sampler.arity, args.top or sampler.arity)  # continuous: the components summarised
     if continuous:  # the columns kept, then a column's copies for its quantiles
         check_fits(8 * args.samples * (columns + 2), f"-n {args.samples} samples of {columns} of the "
                    f"{mech.name} output's components", "lower -n/--samples or --top", limit=memory)
@@ -81,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         cpu = time.process_time()  # every thread's: how many cores the drawing kept busy
         if continuous:
             kept = columns if program.tuple_output else None
-            samples = sampler.sample(x, args.samples, args.seed, threads=args.threads, columns=kept)
+            samples = sampler.sample(drawn_x, args.samples, args.seed, threads=args.threads, columns=kept)
         else:
             counts = sampler.counts(x, args.samples, args.seed, threads=args.threads, memory=memory)
         t2, cpu = time.perf_counter(), time.process_time() - cpu
@@ -91,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
         "timings": {"compile": round(t1 - t0, 4), "sample": round(t2 - t1, 4), "sample_cpu": round(cpu, 4)},
     }
     if continuous:
-        result["components"] = sampler.arity
+        result["components"] = program.arity
+        result["drawn_components"] = drawn.arity
         result["summary"] = _float_summary(samples)
         _print(args, result)
         return 0
@@ -110,6 +116,23 @@ def run(args: argparse.Namespace) -> int:
         result["chi2"] = {"statistic": g.statistic, "dof": g.dof, "pvalue": g.pvalue}
     _print(args, result, rows)
     return 0
+
+
+def _summarised_slice(program: Program, x: tuple[int, ...], columns: int) -> tuple[Program, tuple[int, ...]]:
+    """The program that draws the ``columns`` components summarised, and its input.
+
+    A continuous output is summarised component by component, on its first ``columns``: the slice
+    computing them (:func:`samplers.lang.slicing.output_prefix`) has exactly the program's joint law
+    on them and draws only what they read (``noisy_hist1`` at n = 10,000: 20 Laplace draws a sample,
+    not 10,000).  Its values are not those of the whole program's first components under the same
+    seed (the generator's stream skips no draws); ``--top 0`` draws the whole program.
+    """
+    if not program.tuple_output or columns >= program.arity:
+        return program, x
+    sliced, inputs = output_prefix(program, columns)
+    if len(sliced.nodes) >= len(program.nodes):
+        return program, x
+    return sliced, tuple(x[i] for i in inputs)
 
 
 def _top_rows(counts: dict[Any, int], exact: dict[Any, Fraction] | None, top: int) -> list[tuple]:

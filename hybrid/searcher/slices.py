@@ -42,7 +42,7 @@ from samplers.errors import DPHybridError
 from samplers.lang.domain import Domain
 from samplers.lang.ir import Program
 from samplers.lang.neighbours import Custom
-from samplers.lang.slicing import backward_slice, inputs_read, part_program, split
+from samplers.lang.slicing import backward_slice, inputs_read, output_prefix, part_program, split
 from verifiers.continuous.backend import eps_bracket
 from verifiers.continuous.enclosure import RatioEnclosure
 from verifiers.ratio import parse_ratio
@@ -94,8 +94,8 @@ def plan(program: Program, max_length: int) -> list[Slice] | None:
 def prefix(program: Program, k: int, why: str) -> Slice:
     """The slice of ``program``'s first ``k`` output components (``why``: the reason for ``k``)."""
     outs = list(range(k))
-    inputs = inputs_read(program, backward_slice(program, outs))
-    return Slice(outs, inputs, _named(part_program(program, outs, inputs), program, outs),
+    sub, inputs = output_prefix(program, k)
+    return Slice(outs, inputs, _named(sub, program, outs),
                  f"the first {k} of {program.arity} output components ({why})")
 
 

@@ -108,3 +108,12 @@ def part_program(program: Program, outputs: list[int], inputs: list[int]) -> Pro
         domain=Domain(tuple(program.domain.lo[i] for i in inputs), tuple(program.domain.hi[i] for i in inputs)),
         neighbours=program.neighbours,
     )
+
+
+def output_prefix(program: Program, k: int) -> tuple[Program, list[int]]:
+    """The sub-program of the first ``k`` output components and the input coordinates it reads
+    (its input ``j`` is the program's ``inputs[j]``): their exact joint law, at the slice's cost."""
+    outs = list(range(k))
+    inputs = inputs_read(program, backward_slice(program, outs))
+    return part_program(program, outs, inputs), inputs
+
