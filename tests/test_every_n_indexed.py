@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
 from fractions import Fraction
 
 import pytest
 
+from hybrid.cli import main
 from samplers import catalogue
 from samplers.lang import ints, ite, laplace as lap, mechanism, one_differ, scan
 from samplers.lang.loop import trace_loop
@@ -209,3 +211,13 @@ def test_a_state_starting_as_an_int_that_becomes_a_float_is_read_as_a_real(monke
     lt = trace_loop(mech.fn, mech.params(), "n", 0, 10, "fractional_state")
     assert lt.nodes[lt.state_in[0]].kind == "float"
     assert not isinstance(_every_n(monkeypatch, mech, Fraction(1)), Proof)
+
+
+def test_the_statement_starts_at_the_smallest_size_the_mechanism_is_defined(tmp_path, capsys):
+    """smartsum needs n > T (T = 3 here): its every-n proof covers every size n >= 4, and the checker
+    of the saved file says the same."""
+    out = tmp_path / "smartsum.json"
+    assert main(["prove", "smartsum", "--every-n", "--out", str(out)]) == 0
+    assert "every size n >= 4 (elements in 0..10)" in capsys.readouterr().out
+    assert main(["certify", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["domain"] == "every size n >= 4 (elements in 0..10)"

@@ -40,7 +40,7 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hybrid.formats import params_to_json
-    from hybrid.searcher.proof_file import out_path, write
+    from hybrid.searcher.proof_file import covered, out_path, write
     from verifiers.prover.proof import Proof
     from verifiers.prover.prove import prove
 
@@ -64,9 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(data)
     else:
-        dom = program.domain
-        covered = f"every size n >= 1 (elements in {dom.lo[0]}..{dom.hi[0]})" if args.every_n else dom.describe()
-        _print(data, covered, args.eps, args.delta)
+        _print(data, covered(mech, params, program, args.every_n), args.eps, args.delta)
     return 0
 
 

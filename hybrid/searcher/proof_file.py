@@ -25,9 +25,10 @@ from typing import Any
 
 from hybrid.formats import inputs_to_json, json_safe, mechanism_from_json, params_to_json
 from hybrid.out_files import writable
-from samplers.errors import DPHybridError
+from samplers.errors import DPHybridError, ParameterError
 from samplers.json_shape import NAT, check
 from samplers.lang.ir import Program
+from samplers.lang.mechanism import Mechanism
 from samplers.plain import is_function_spec
 from samplers.readers import parse_json, read_text
 from verifiers.prover.proof import Proof, number_json
@@ -94,13 +95,27 @@ def recheck(data: dict[str, Any], source: str) -> dict[str, Any]:
     program = mech.trace(**params)
     problem = importlib.import_module(RULES[proof.rule]).confirm(program, proof)
     return {"kind": "proof-check", "file": source, "mechanism": mech.name, "params": params_to_json(params),
-            "domain": _covered(program, proof), "rule": proof.rule, "eps": data["eps"],
+            "domain": covered(mech, params, program, proof.rule.startswith("every_n")), "rule": proof.rule, "eps": data["eps"],
             "eps_upper": proof.eps_upper, "delta": number_json(proof.delta), "ratio": data.get("ratio"),
             "confirmed": problem is None, "problem": problem}
 
 
-def _covered(program: Program, proof: Proof) -> str:
-    """The inputs a proof covers: the traced domain, or every size for an every-n proof."""
-    if not proof.rule.startswith("every_n"):
+def covered(mech: Mechanism, params: dict[str, Any], program: Program, every_n: bool) -> str:
+    """The inputs a proof covers: the traced domain, or for an every-n proof every size from the
+    smallest at which the mechanism is defined with its other parameters (smartsum: n > T)."""
+    if not every_n:
         return program.domain.describe()
-    return f"every size n >= 1 (elements in {program.domain.lo[0]}..{program.domain.hi[0]})"
+    dom = program.domain
+    return f"every size n >= {_smallest_size(mech, params)} (elements in {dom.lo[0]}..{dom.hi[0]})"
+
+
+def _smallest_size(mech: Mechanism, params: dict[str, Any]) -> int:
+    if not isinstance(params.get("n"), int):
+        return 1
+    for k in range(1, params["n"]):
+        try:
+            mech.params(**{**params, "n": k})
+            return k
+        except ParameterError:
+            continue
+    return params["n"]
