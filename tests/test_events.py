@@ -27,6 +27,10 @@ EVENTS = [
     (Threshold(Feature("max", codes=(-1000.0,)), 1.0, True), FLOAT_ROWS, [False, False, True]),
     (Product((SetEvent(Feature("skeleton", codes=(-1000.0,)), ((2, 0, 1),)),
               Threshold(Feature("sum", codes=(-1000.0,)), 3.0, True))), FLOAT_ROWS, [False, False, False]),
+    # one entry's code, as the skeleton codes it: 0 a number, 1 bottom, 2 + j the code j
+    (SetEvent(Feature("code", index=1, codes=(-1000.0,)), (0,)), FLOAT_ROWS, [True, False, False]),
+    (SetEvent(Feature("code", index=1, codes=(-1000.0,)), (1, 2)), FLOAT_ROWS, [False, True, True]),
+    (SetEvent(Feature("code", index=2), (1,)), INT_ROWS, [True, True, False, True]),
 ]
 
 

@@ -87,10 +87,10 @@ def feature_value(feature: Feature, out: _Outputs) -> Any:
         return out.whole()
     if not out.tuple_output:
         raise MalformedEvent(f"feature {kind} needs tuple outputs")
-    if kind == "component":
+    if kind in ("component", "code"):
         if not 0 <= feature.index < out.arity:
             raise MalformedEvent(f"component {feature.index} of an output with {out.arity} components")
-        return out[feature.index]
+        return out[feature.index] if kind == "component" else _code(out[feature.index], feature.codes)
     vals = out.all()
     if kind == "count":
         if feature.value == "bottom":

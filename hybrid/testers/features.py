@@ -11,7 +11,8 @@ Why features at all: a tuple output with k components has far too many product e
 Instead we offer per-component events, the joint value for discrete outputs, and a few
 projections that summarise a whole output (counts of each code, Hamming distance to
 StatDP's reference answer, sums and extremes of the numeric entries, and the
-"skeleton": which entries are numeric, which are bottom or a special code), and
+"skeleton": which entries are numeric, which are bottom or a special code; ``code``: the
+same for one entry, so that a skeleton is a product of per-component events), and
 weighted sums of the entries (``linear``: e.g. the increments of a prefix sum, in which
 a product of thresholds is a product of independent events).
 """
@@ -153,7 +154,9 @@ class Feature:
         if self.kind == "linear":  # a weighted sum of the entries (NaN when one is bottom)
             return np.where(_bottom(s), np.nan, s) @ np.asarray(
                 self.weights, dtype=np.float64)
-        if self.kind == "skeleton":
+        if self.kind in ("skeleton", "code"):
+            if self.kind == "code":
+                s = s[:, self.index]
             code = np.zeros(s.shape, dtype=np.int64)
             code[_bottom(s)] = 1
             for j, c in enumerate(self.codes):
@@ -176,7 +179,8 @@ class Feature:
             return f"{self.kind} of numeric entries"
         if self.kind == "linear":
             return _weighted_sum(self.weights)
-        return "skeleton (0 numeric, 1 bottom, 2+j code j of " + str(list(self.codes)) + ")"
+        what = "skeleton" if self.kind == "skeleton" else f"code of output[{self.index}]"
+        return what + " (0 numeric, 1 bottom, 2+j code j of " + str(list(self.codes)) + ")"
 
     def shape(self, skeleton: tuple) -> str:
         """A value of the skeleton feature as the outputs it stands for: ``(*, ⊥, -1000)``."""
@@ -185,13 +189,13 @@ class Feature:
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind}
-        if self.kind == "component":
+        if self.kind in ("component", "code"):
             d["index"] = self.index
         if self.kind == "count":
             d["value"] = self.value if self.value == "bottom" else _scalar_json(self.value)
         if self.kind == "hamming":
             d["reference"] = list(self.reference)
-        if self.kind in ("sum", "max", "min", "skeleton"):
+        if self.kind in ("sum", "max", "min", "skeleton", "code"):
             d["codes"] = list(self.codes)
         if self.kind == "linear":
             d["weights"] = list(self.weights)
@@ -212,6 +216,8 @@ class Feature:
                 return Feature(kind, reference=tuple(_integer(v) for v in d["reference"]))
             if kind in ("sum", "max", "min", "skeleton"):
                 return Feature(kind, codes=tuple(float(c) for c in d.get("codes", ())))
+            if kind == "code":
+                return Feature(kind, index=_integer(d["index"]), codes=tuple(float(c) for c in d.get("codes", ())))
             if kind == "linear":
                 weights = tuple(float(w) for w in d["weights"])
                 if not weights or not all(math.isfinite(w) for w in weights):
