@@ -11,6 +11,7 @@ from hybrid.searcher.search import search
 from hybrid.testers.events import Product, SetEvent, Threshold
 from hybrid.testers.features import IDENTITY, Feature
 from samplers.catalogue import get
+from hybrid.searcher.regions import symbolic
 from samplers.lang.slicing import part_program
 from verifiers.continuous.backend import ContinuousBackend
 
@@ -46,6 +47,26 @@ def test_lift_event_restates_components():
     # an event on the slice's output as a whole would read every component of the program
     assert slices.lift_event(Threshold(Feature("sum"), 1.0, False), [0, 1]) is None
     assert slices.lift_event(SetEvent(IDENTITY, ((0, 1), (1, 1))), [0, 1]) is None
+
+
+def test_lift_event_states_a_skeleton_by_its_components_codes():
+    """The tuner's events (a skeleton, thresholds on its numeric entries) lift: the skeleton becomes one
+    code event per component, with the same probability on the whole program as on the slice."""
+    skel = SetEvent(Feature("skeleton", codes=(-1000.0,)), ((2, 0, 1),))
+    lifted = slices.lift_event(Product((skel, Threshold(Feature("component", index=1), 3.0, True))), [4, 5, 6])
+    assert lifted is not None and lifted.to_json()["all"][0]["all"][1] == {
+        "feature": {"kind": "code", "index": 5, "codes": [-1000.0]}, "in": [0]}
+    assert lifted.member((9, 9, 9, 9, -1000.0, 2.5, float("nan"))) and not lifted.member((9, 9, 9, 9, -1000.0, 3.5, 1.0))
+    assert slices.lift_event(SetEvent(Feature("skeleton", codes=()), ((0, 1), (1, 1))), [0, 1]) is None  # two shapes
+    prog = get("svt3").trace(n=6, c=2)
+    sub = part_program(prog, [0, 1, 2], [0, 1, 2])
+    x, xp = (2, 0, 2), (1, 1, 1)
+    event = Product((SetEvent(Feature("skeleton", codes=(-1000.0,)), ((0, 2, 0),)),
+                     Threshold(Feature("component", index=2), 4.0, False)))
+    on_slice = ContinuousBackend(sub).witness_ratio(x, xp, symbolic(event, arity=3, tuple_output=True)).ratio
+    on_whole = whole_ratio(prog, {"x": list(x) + [1, 1, 1], "x_prime": list(xp) + [1, 1, 1],
+                                  "event": slices.lift_event(event, [0, 1, 2]).to_json()})
+    assert on_slice.lo <= on_whole.hi and on_whole.lo <= on_slice.hi and on_slice.lo > 0
 
 
 def test_lift_pair_is_a_neighbour_pair():

@@ -48,6 +48,7 @@ import numpy as np
 
 from hybrid.formats import output_to_json
 from hybrid.inputs import Pair, coordinate_moves, random_pair
+from hybrid.searcher.draw_parts import combine, draw_plan
 from hybrid.searcher.delta_claim import continuous_lower, settle, wanted
 from hybrid.searcher.forked_tasks import ordered
 from hybrid.searcher.numeric_events import EventTuner, Tuned
@@ -84,10 +85,11 @@ def continuous_search(s: Search, program: Program) -> SearchResult:
     """Certified search on a program with continuous noise (see the module docstring)."""
     clock = s.clock
     clock.stage("compile")
-    slices = None if s.claimed_delta is not None else (plan(program, s.budget.max_length)
+    slices = None if s.claimed_delta is not None else (plan(program, s.budget.max_length) or draw_plan(program)
                                                          or path_plan(program, s.budget.enclosures))
-    if slices is not None:  # a large program, or one of many paths: searched on slices, then proved whole
-        return sliced_search(s, program, slices, continuous_search)
+    if slices is not None:  # a large program, parts of independent draws, or one of many paths: searched on
+        # slices, then proved whole
+        return sliced_search(s, program, slices, continuous_search, combine if slices[0].draw_part else None)
     backend = get_backend(program, "continuous")  # running-max loops read as argmax
     sampler = s.sampler(program)
     clock.stage("prove")

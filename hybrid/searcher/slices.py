@@ -60,6 +60,7 @@ class Slice:
     inputs: list[int]
     program: Program
     how: str
+    draw_part: bool = False  # one of parts that share the input but no draw (:func:`draw_parts`)
 
     def to_json(self, whole: Program) -> dict[str, Any]:
         return {"outputs": self.outputs, "inputs": self.inputs, "nodes": len(self.program.nodes),
@@ -78,7 +79,7 @@ def plan(program: Program, max_length: int) -> list[Slice] | None:
             inputs = inputs_read(program, backward_slice(program, outs))
             if not inputs:  # the same law for every input: no evidence
                 continue
-            sub = _named(part_program(program, outs, inputs), program, outs)
+            sub = named(part_program(program, outs, inputs), program, outs)
             key = (sub.nodes, sub.outputs, sub.domain)
             if key not in seen:
                 seen.add(key)
@@ -95,11 +96,11 @@ def prefix(program: Program, k: int, why: str) -> Slice:
     """The slice of ``program``'s first ``k`` output components (``why``: the reason for ``k``)."""
     outs = list(range(k))
     sub, inputs = output_prefix(program, k)
-    return Slice(outs, inputs, _named(sub, program, outs),
+    return Slice(outs, inputs, named(sub, program, outs),
                  f"the first {k} of {program.arity} output components ({why})")
 
 
-def _named(sub: Program, program: Program, outputs: list[int]) -> Program:
+def named(sub: Program, program: Program, outputs: list[int]) -> Program:
     """The slice named after what it computes (its notes and messages say so)."""
     return dataclasses.replace(sub, name=f"{program.name} outputs {_span(outputs)}")
 
@@ -107,17 +108,20 @@ def _named(sub: Program, program: Program, outputs: list[int]) -> Program:
 def lift_event(event: Event, outputs: Sequence[int]) -> Event | None:
     """The slice's ``event`` stated on the whole program's output (the slice's component ``j`` is the
     program's ``outputs[j]``); None for an event that reads the slice's output as a whole (a count, a
-    sum: on the program it would read every component)."""
+    sum: on the program it would read every component).  One output, or one skeleton (the tuner's
+    events), is the product of its components' values, or codes."""
     if isinstance(event, Product):
         parts = [lift_event(p, outputs) for p in event.parts]
         return None if any(p is None for p in parts) else Product(tuple(parts))  # type: ignore[arg-type]
-    if isinstance(event, SetEvent) and event.feature == IDENTITY:
+    if isinstance(event, SetEvent) and event.feature.kind in ("identity", "skeleton"):
         if len(event.values) != 1 or not isinstance(event.values[0], tuple) or len(event.values[0]) != len(outputs):
             return None
-        return Product(tuple(SetEvent(Feature("component", index=outputs[j]), (v,))
+        codes = event.feature.codes
+        return Product(tuple(SetEvent(Feature("component", index=outputs[j]) if event.feature == IDENTITY else
+                                      Feature("code", index=outputs[j], codes=codes), (v,))
                              for j, v in enumerate(event.values[0])))
-    if isinstance(event, (SetEvent, Threshold)) and event.feature.kind == "component":
-        return dataclasses.replace(event, feature=Feature("component", index=outputs[event.feature.index]))
+    if isinstance(event, (SetEvent, Threshold)) and event.feature.kind in ("component", "code"):
+        return dataclasses.replace(event, feature=dataclasses.replace(event.feature, index=outputs[event.feature.index]))
     return None
 
 
@@ -166,11 +170,16 @@ def _lift(program: Program, sl: Slice, r: SearchResult) -> SearchResult | None:
                                candidates=cands, bracket=bracket)
 
 
+Combine = Callable[[Search, Program, list[tuple[SearchResult, Slice]]], "SearchResult | None"]
+
+
 def sliced_search(s: Search, program: Program, slices: list[Slice],
-                  search_slice: Callable[[Search, Program], SearchResult]) -> SearchResult:
-    """Search each slice (``search_slice``: the continuous pipeline), lift the best result."""
+                  search_slice: Callable[[Search, Program], SearchResult], combine: Combine | None = None) -> SearchResult:
+    """Search each slice (``search_slice``: the continuous pipeline), lift the best result; ``combine``
+    (the slices' results, their events weighed together on the whole program) may give a better one."""
     s.clock.stage("slices")
     best: tuple[SearchResult, Slice] | None = None
+    found: list[tuple[SearchResult, Slice]] = []
     for i, sl in enumerate(slices):
         if best is not None and best[0].certified and s.convergence().meets(certified_level(best[0].ratio)):
             s.limits.append(f"searched {i} of {len(slices)} slices: the proved upper bound is met")
@@ -179,6 +188,7 @@ def sliced_search(s: Search, program: Program, slices: list[Slice],
         sub = Search(sl.program, precision=s.precision, claimed_eps=None, seed=s.seed, budget=s.budget,
                      backend=s.backend_name, global_check=False, progress=s.say, proved_upper=s.proved_upper)
         r = search_slice(sub, sl.program)
+        found.append((r, sl))
         s.samples += r.samples
         s.queries += r.exact_queries
         s.stopped_by += r.stopped_by
@@ -190,6 +200,11 @@ def sliced_search(s: Search, program: Program, slices: list[Slice],
             continue
         if best is None or _key(lifted) > _key(best[0]):
             best = (lifted, sl)
+    if combine is not None:
+        s.clock.stage("compose")
+        composed = combine(s, program, found)
+        if composed is not None and (best is None or _key(composed) > _key(best[0])):
+            best = (composed, best[1] if best is not None else slices[0])
     if s.global_check:
         s.limits.append("global verification skipped: the program was searched on slices")
     s.clock.stage("prove")
@@ -202,7 +217,7 @@ def sliced_search(s: Search, program: Program, slices: list[Slice],
     result, sl = best
     result.claimed_eps, result.proved_dp, result.refuted, result.eps_upper = s.claimed, None, None, None
     result.proof, result.upper_source, result.no_proof = None, None, []
-    result.slice = sl.to_json(program)
+    result.slice = result.slice or sl.to_json(program)
     attach(s, result)
     if s.claimed is not None and result.certified:
         result.refuted = result.eps_lower > s.claimed
@@ -219,4 +234,4 @@ def _span(outputs: list[int]) -> str:
     return ", ".join(str(o) for o in outputs)
 
 
-__all__ = ["SLICE_NODES", "Slice", "fill", "lift_event", "lift_pair", "plan", "prefix", "sliced_search"]
+__all__ = ["SLICE_NODES", "Slice", "fill", "lift_event", "lift_pair", "named", "plan", "prefix", "sliced_search"]
