@@ -78,7 +78,7 @@ def combine(s: Search, program: Program, found: list[tuple[SearchResult, Slice]]
     return dataclasses.replace(
         template, mechanism=program.name, params=program.param_dict, eps_lower=bracket[0], ratio=ratio.lo,
         witness=witness, bracket=bracket, ratio_enclosure=ratio.to_json(),
-        candidates=[c for r, _ in found for c in r.candidates],
+        candidates=[{**c, "slice_outputs": sl.outputs} for r, sl in found for c in r.candidates],
         slice={"outputs": used, "inputs": list(range(program.domain.size)), "nodes": len(program.nodes),
                "program_nodes": len(program.nodes),
                "how": f"{len(found)} parts of independent draws on the same input searched apart, their witness "
