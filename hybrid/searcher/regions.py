@@ -219,6 +219,10 @@ def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> Symbolic
     k = _read_component(event, tuple_output)
     if k is not None:  # on an argmax output the backend explores only the winners it holds on (Run.expect)
         weigh.expects = (k, _holds_on_index(event))  # type: ignore[attr-defined]
+    keys = [event_key(p) for p in event.parts] if isinstance(event, Product) and len(event.parts) > 1 else [None]
+    if None not in keys:  # the backend explores it part by part, from the runs kept after its first parts
+        weigh.parts = tuple((k, _weigher(p, arity, tuple_output))  # type: ignore[attr-defined]
+                            for k, p in zip(keys, event.parts))
     rest = event.parts[1:] if isinstance(event, Product) and event.parts[0] is first else ()
     if isinstance(first, SetEvent) and (first is event or rest):
         # a set event heading the event: the runs it keeps are shared by every event it heads, and
@@ -227,6 +231,29 @@ def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> Symbolic
         weigh.head = (first, _weigher(first, arity, tuple_output), more,  # type: ignore[attr-defined]
                       _skeleton_index(first, arity, tuple_output))
     return weigh
+
+
+def event_key(event: Any) -> tuple | None:
+    """A hashable key of a set event, threshold or product of them: equal keys weigh every path alike
+    (values keyed with their type and exact repr: ``1``, ``1.0``, ``-0.0`` and ``0.0`` differ); None
+    for any other event."""
+    if isinstance(event, SetEvent):
+        return "in", _typed(event.feature), _typed(event.values)
+    if isinstance(event, Threshold):
+        return "threshold", _typed(event.feature), _typed(event.alpha), event.below
+    if isinstance(event, Product):
+        keys = tuple(event_key(p) for p in event.parts)
+        return None if None in keys else ("all", keys)
+    return None
+
+
+def _typed(v: Any) -> Any:
+    if isinstance(v, Feature):
+        return ("feature", v.kind, _typed(v.index), _typed(v.value), _typed(v.reference), _typed(v.codes),
+                _typed(v.weights))
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(_typed(w) for w in v))
+    return type(v).__name__, repr(v)
 
 
 def _skeleton_index(event: SetEvent, arity: int, tuple_output: bool) -> tuple | None:
@@ -322,4 +349,4 @@ def _attack(attack: Attack, out: _Outputs) -> Any:
     return 1 if score > t else Fraction(attack.q) if score == t else 0  # noise terms cancel in reals
 
 
-__all__ = ["feature_value", "is_bottom", "symbolic"]
+__all__ = ["event_key", "feature_value", "is_bottom", "symbolic"]

@@ -21,7 +21,11 @@ read outputs with ``run.output(k)``, compare them with ``run.less`` / ``run.winn
 such as an attack's tie probability).  A symbolic event marked ``reads_every_output``
 (it reads every output, in order, before anything else) is weighed on each input's
 finished runs (:func:`verifiers.continuous.paths.complete_runs`): the same paths and
-regions, with the program executed once per input instead of once per event.
+regions, with the program executed once per input instead of once per event.  A symbolic
+event with ``parts`` (a product: each part's key and weigher, weighed in order, the weights
+multiplied) is explored part by part from the runs kept after its first parts
+(:mod:`verifiers.continuous.product_paths`): the same paths again, without re-running what the
+events before it shared.
 ``hybrid.searcher.regions`` turns the testers' events into symbolic events.
 
 Enclosures are refined on demand by raising the level (precision bits, quadrature and
@@ -47,6 +51,7 @@ from verifiers.continuous.enclosure import ZERO, Enclosure, RatioEnclosure, work
 from verifiers.epsilon import eps_lower, eps_upper
 from verifiers.continuous.linear import Form
 from verifiers.continuous.paths import MAX_PATHS, Path, Run, Specialised, complete_runs, explore, specialise
+from verifiers.continuous.product_paths import ProductPaths
 from verifiers.ratio import INF
 from verifiers.continuous.region import Stars, probability
 
@@ -189,6 +194,7 @@ class ContinuousBackend:
         self._too_many_runs = False
         self._heads: dict[tuple, list[Run]] = {}  # (input, set event) -> the finished runs inside it
         self._labels: dict[tuple, dict[Any, list[int]]] = {}  # (input, label key) -> run indices by label
+        self._products = ProductPaths(max_paths)  # runs past the first parts of product events, per input
         self._enclosures: dict[tuple, Enclosure] = {}
         self._stars = Stars()  # stars integrated, by shape, and the work it took (verifiers.continuous.region)
         self._constraints = 0  # work of reading the regions enclosed: per region and per constraint
@@ -333,6 +339,9 @@ class ContinuousBackend:
             return narrowed
         if callable(event):
             paths = self._paths_on_runs(x, event) if getattr(event, "reads_every_output", False) else None
+            if paths is None and getattr(event, "parts", None):
+                key = self.check_input(x)
+                paths = self._products.paths(self.specialised(key), key, event.parts)
             return self.paths(x, event) if paths is None else paths
         members = {tuple(o) if isinstance(o, list) else o for o in event}
         return [p for o, ps in self.output_paths(x).items() if o in members for p in ps]
@@ -476,6 +485,7 @@ class ContinuousBackend:
             self._runs.clear()
             self._heads.clear()
             self._labels.clear()
+            self._products.clear()
             self._enclosures.clear()
 
 
