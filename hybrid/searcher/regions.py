@@ -221,8 +221,8 @@ def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> Symbolic
         weigh.expects = (k, _holds_on_index(event))  # type: ignore[attr-defined]
     keys = [event_key(p) for p in event.parts] if isinstance(event, Product) and len(event.parts) > 1 else [None]
     if None not in keys:  # the backend explores it part by part, from the runs kept after its first parts
-        weigh.parts = tuple((k, _weigher(p, arity, tuple_output))  # type: ignore[attr-defined]
-                            for k, p in zip(keys, event.parts))
+        weigh.parts = tuple(part for k, p in zip(keys, event.parts)  # type: ignore[attr-defined]
+                            for part in _parts(k, p, arity, tuple_output))
     rest = event.parts[1:] if isinstance(event, Product) and event.parts[0] is first else ()
     if isinstance(first, SetEvent) and (first is event or rest):
         # a set event heading the event: the runs it keeps are shared by every event it heads, and
@@ -245,6 +245,23 @@ def event_key(event: Any) -> tuple | None:
         keys = tuple(event_key(p) for p in event.parts)
         return None if None in keys else ("all", keys)
     return None
+
+
+def _parts(key: tuple, event: Any, arity: int, tuple_output: bool) -> list[tuple[Any, SymbolicEvent]]:
+    """A product's part for the backend (key, weigher), after a part that reads its output component
+    alone when it reads one first (:func:`_read_component`: a set event or threshold on a component
+    evaluates it before anything else, so reading it first makes the same decisions): the part's
+    alternatives, weighed one after another by a tuner, then go on from the same runs."""
+    part = (key, _weigher(event, arity, tuple_output))
+    k = _read_component(event, tuple_output) if tuple_output and isinstance(event, Threshold) else None
+    if k is None or k >= arity:
+        return [part]
+
+    def read(run: Run) -> int:
+        run.output(k)
+        return 1
+
+    return [(("read", k), read), part]
 
 
 def _typed(v: Any) -> Any:
