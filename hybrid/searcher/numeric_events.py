@@ -27,13 +27,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from hybrid.searcher.regions import is_bottom, symbolic
+from hybrid.searcher.regions import event_key, is_bottom, symbolic
 from hybrid.testers.events import Event, Product, SetEvent, Threshold, distinct_counts
 from hybrid.testers.features import IDENTITY, Feature
 from samplers.deadline import TimeLimitReached
 from samplers.lang.ir import BOTTOM, INT, Program
 from verifiers.continuous.backend import ContinuousBackend
-from verifiers.continuous.enclosure import RatioEnclosure
+from verifiers.continuous.enclosure import Enclosure, RatioEnclosure
 from verifiers.continuous.linear import Form, add, scale
 from verifiers.continuous.paths import Specialised
 from verifiers.ratio import INF
@@ -45,6 +45,7 @@ SCREENED = 16  # skeletons favoured by samples whose exact ratio is computed
 CLIMB_STEPS = 12  # certified ratios per output component spent editing the best screened skeleton (per pair)
 SECOND_SWEEP = 4  # a second ascent sweep when there are at most this many numeric features
 MAX_INT_CODES = 64  # an integer output with a wider range is not a code
+KEPT_PROBABILITIES = 1 << 16  # event probabilities kept per tuner (then it starts afresh)
 
 
 @dataclass
@@ -156,17 +157,30 @@ class EventTuner:
         self._last = 0  # evaluations allowed for the pair being tuned end here
         self._best = Tuned(None, RatioEnclosure(Fraction(1), Fraction(1)), 0)
         self._goal: Callable[[Fraction], bool] = lambda ratio: False
+        # (input, event key) -> the event's probability enclosed: an event weighed again (a coordinate
+        # ascent retries its current event, a pair's swap tries the same ones) is not explored again
+        self._probabilities: dict[tuple, Enclosure] = {}
 
     # -- structure of a pair -------------------------------------------------------------
     def _ratio(self, x, xp, event: Event | None) -> RatioEnclosure:
         if self.evaluations >= self._last:
             raise _StepsSpent
         self.evaluations += 1
-        sym = symbolic(event, arity=self.program.arity, tuple_output=self.program.tuple_output) \
-            if event is not None else (lambda run: 1)
-        p = self.backend.event_probability(x, sym)
-        q = self.backend.event_probability(xp, sym)
-        return RatioEnclosure.of(p, q)
+        key = ("whole output",) if event is None else event_key(event)
+        sym: list[Any] = []  # built once, when an input's probability is not kept yet
+
+        def probability(z: Sequence[int]) -> Enclosure:
+            at = (tuple(z), key)
+            if key is None or at not in self._probabilities:
+                if not sym:
+                    sym.append(symbolic(event, arity=self.program.arity, tuple_output=self.program.tuple_output)
+                               if event is not None else (lambda run: 1))
+                if len(self._probabilities) >= KEPT_PROBABILITIES:
+                    self._probabilities.clear()
+                self._probabilities[at] = self.backend.event_probability(z, sym[0])
+            return self._probabilities[at]
+
+        return RatioEnclosure.of(probability(x), probability(xp))
 
     def _head(self, skel: tuple[int, ...], codes: tuple[float, ...]) -> Event | None:
         """The skeleton as an event (None when every component is numeric)."""

@@ -133,7 +133,8 @@ class Run:
         self.ranges: dict[int, tuple[Any, Any]] = {}  # integer bounds found so far (stay valid: values only get known)
         self.weight = Fraction(1)
         self.constraints: list[Form] = []
-        self.bounds: dict[int, list] = {v: list(law.support) for v, law in spec.laws.items()}
+        # each variable's (lo, hi), replaced, never changed in place: a resumed run copies the dict only
+        self.bounds: dict[int, tuple] = {v: tuple(law.support) for v, law in spec.laws.items()}
         self.wanted: dict[int, frozenset[int]] = {}  # argmax node -> the only winners explored (see expect)
 
     def resumed(self, trace: list[int] | None = None) -> "Run":
@@ -145,7 +146,7 @@ class Run:
         run.decisions = list(self.decisions)
         run.memo, run.ranges = dict(self.memo), dict(self.ranges)
         run.weight, run.constraints = self.weight, list(self.constraints)
-        run.bounds = {v: list(b) for v, b in self.bounds.items()}
+        run.bounds = dict(self.bounds)
         run.wanted = dict(self.wanted)
         return run
 
@@ -165,7 +166,7 @@ class Run:
 
     def _feasible(self, constraints: tuple[Form, ...]) -> bool:
         touched = {v for c in constraints if len(c.coeffs) == 1 for v in c.variables}
-        saved = {v: list(self.bounds[v]) for v in touched}
+        saved = {v: self.bounds[v] for v in touched}
         ok = all(self._bound(c) for c in constraints)
         self.bounds.update(saved)
         return ok
@@ -182,12 +183,13 @@ class Run:
         if len(c.coeffs) == 1:
             (v, a), = c.coeffs
             edge = -c.const / a
-            b = self.bounds[v]
+            lo, hi = self.bounds[v]
             if a > 0:
-                b[0] = max(b[0], edge)
+                lo = max(lo, edge)
             else:
-                b[1] = min(b[1], edge)
-            return b[0] < b[1]
+                hi = min(hi, edge)
+            self.bounds[v] = (lo, hi)
+            return lo < hi
         sup = c.const
         for v, a in c.coeffs:
             end = self.bounds[v][1] if a > 0 else self.bounds[v][0]
