@@ -158,6 +158,24 @@ def test_event_tuning_stops_at_its_step_budget_and_at_the_time_limit():
     assert "time budget" in s.stopped and s.event is None and s.ratio.lo == Fraction(1)
 
 
+def test_a_tuner_that_kept_other_pairs_probabilities_tunes_a_pair_as_a_fresh_one():
+    """Probabilities kept by event (a swap's, a retried event's) and prefixes of product events kept by
+    the backend change no event, ratio or count: the counts decide the result, not what came before."""
+    program = catalogue.get("numerical_svt").trace(n=4)
+    sampler = compile_sampler(program)
+    x, xp = (1, 1, 1, 1), (2, 2, 0, 0)
+    used = EventTuner(ContinuousBackend(program), sampler, seed=3, samples=20_000)
+    for a, b in ((xp, x), (x, (2, 2, 2, 2))):
+        used.tune(a, b, steps=300)
+    before = used.evaluations
+    t = used.tune(x, xp, steps=300)
+    fresh = EventTuner(ContinuousBackend(program), sampler, seed=3, samples=20_000)
+    f = fresh.tune(x, xp, steps=300)
+    assert used._probabilities and used.backend._products._passed and t.event is not None
+    assert (t.event.to_json(), t.ratio, used.evaluations - before, t.spent) == \
+        (f.event.to_json(), f.ratio, fresh.evaluations, f.spent)
+
+
 @pytest.mark.parametrize("total,inputs", [(300_000, 3), (10**8, 9), (4 * 10**8, 2), (10**9, 12)])
 def test_attack_sizes_stay_within_the_budget(total, inputs):
     sizes = attack_sizes(total, inputs)
