@@ -233,18 +233,31 @@ def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> Symbolic
     return weigh
 
 
+KEPT_KEYS = 4096  # parts whose keys are kept (then they start afresh)
+_keys: dict[int, tuple[Event, tuple | None]] = {}
+
+
 def event_key(event: Any) -> tuple | None:
     """A hashable key of a set event, threshold or product of them: equal keys weigh every path alike
     (values keyed with their type and exact repr: ``1``, ``1.0``, ``-0.0`` and ``0.0`` differ); None
-    for any other event."""
-    if isinstance(event, SetEvent):
-        return "in", _typed(event.feature), _typed(event.values)
-    if isinstance(event, Threshold):
-        return "threshold", _typed(event.feature), _typed(event.alpha), event.below
+    for any other event.  A tuner builds its products from the same parts over and over: a part's key
+    is kept with the part (events are immutable), so it is computed once."""
     if isinstance(event, Product):
         keys = tuple(event_key(p) for p in event.parts)
         return None if None in keys else ("all", keys)
-    return None
+    kept = _keys.get(id(event))
+    if kept is not None and kept[0] is event:  # the part is held there: its id is not reused
+        return kept[1]
+    if isinstance(event, SetEvent):
+        key: tuple | None = ("in", _typed(event.feature), _typed(event.values))
+    elif isinstance(event, Threshold):
+        key = ("threshold", _typed(event.feature), _typed(event.alpha), event.below)
+    else:
+        return None
+    if len(_keys) >= KEPT_KEYS:
+        _keys.clear()
+    _keys[id(event)] = (event, key)
+    return key
 
 
 def _parts(key: tuple, event: Any, arity: int, tuple_output: bool) -> list[tuple[Any, SymbolicEvent]]:
