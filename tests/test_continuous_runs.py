@@ -97,7 +97,9 @@ def _options(program) -> list[list]:
     slots = []
     for k in range(program.arity):
         feat = Feature("component", index=k)
-        slots.append([None, SetEvent(feat, (0.0,)), SetEvent(feat, (BOTTOM,))]
+        code = Feature("code", index=k, codes=(0.0,))  # 0 numeric, 1 bottom, 2 the code 0.0
+        slots.append([None, SetEvent(feat, (0.0,)), SetEvent(feat, (BOTTOM,)), SetEvent(code, (0,)),
+                      SetEvent(code, (1, 2))]
                      + [Threshold(feat, a, below) for a in (-3.0, 0.5, 1.0, 4.0) for below in (False, True)])
     return slots
 
