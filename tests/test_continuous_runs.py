@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import numpy as np
 import pytest
 
 from hybrid.searcher.regions import event_key, symbolic
@@ -137,6 +138,10 @@ def test_event_keys_tell_apart_values_that_compare_equal():
     assert event_key(Threshold(feat, 0.0, True)) != event_key(Threshold(feat, -0.0, True))
     assert event_key(Threshold(feat, 1.0, True)) != event_key(Threshold(feat, 1.0, False))
     assert event_key(Threshold(feat, 1.0, True)) == event_key(Threshold(Feature("component", index=0), 1.0, True))
+    long = np.zeros(2000)  # numpy's repr elides the middle of a long array
+    other = long.copy()
+    other[1000] = 1
+    assert repr(long) == repr(other) and event_key(SetEvent(feat, (long,))) != event_key(SetEvent(feat, (other,)))
 
 
 def test_the_path_budget_is_a_fresh_explorations():

@@ -278,9 +278,12 @@ def _parts(key: tuple, event: Any, arity: int, tuple_output: bool) -> list[tuple
 
 
 def _typed(v: Any) -> Any:
+    """``v`` as a key: its type and exact repr (an array by its entries: its repr may elide some)."""
     if isinstance(v, Feature):
         return ("feature", v.kind, _typed(v.index), _typed(v.value), _typed(v.reference), _typed(v.codes),
                 _typed(v.weights))
+    if isinstance(v, np.ndarray):
+        return ("ndarray", str(v.dtype), _typed(v.tolist()))
     if isinstance(v, (tuple, list)):
         return (type(v).__name__, tuple(_typed(w) for w in v))
     return type(v).__name__, repr(v)
