@@ -221,8 +221,8 @@ def symbolic(event: Event | list, *, arity: int, tuple_output: bool) -> Symbolic
         weigh.expects = (k, _holds_on_index(event))  # type: ignore[attr-defined]
     keys = [event_key(p) for p in event.parts] if isinstance(event, Product) and len(event.parts) > 1 else [None]
     if None not in keys:  # the backend explores it part by part, from the runs kept after its first parts
-        weigh.parts = tuple(part for k, p in zip(keys, event.parts)  # type: ignore[attr-defined]
-                            for part in _parts(k, p, arity, tuple_output))
+        weigh.parts = tuple(part for key, p in zip(keys, event.parts)  # type: ignore[attr-defined]
+                            for part in _parts(key, p, arity, tuple_output))
     rest = event.parts[1:] if isinstance(event, Product) and event.parts[0] is first else ()
     if isinstance(first, SetEvent) and (first is event or rest):
         # a set event heading the event: the runs it keeps are shared by every event it heads, and
