@@ -72,3 +72,11 @@ def test_svt34_parallel_at_n_20_certifies_more_than_svt3_alone():
     r = search(get("svt34_parallel"), {"n": 20, "eps": 0.1})
     assert r.certified and 0.5 < r.eps_lower <= r.eps_upper <= 0.825 + 1e-9
     assert overlap(whole_ratio(prog, r.witness), r.ratio_enclosure)
+
+
+def test_parts_share_the_certification_budget():
+    """k parts of one search get 1/k of its enclosures and work each, every other count unchanged."""
+    from hybrid.searcher.budget import Budget
+
+    b = Budget(enclosures=20_001, work=30_000_000, tune_steps=7)
+    assert b.shared(2) == Budget(enclosures=10_000, work=15_000_000, tune_steps=7)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from samplers.errors import ParameterError
 
@@ -54,3 +54,9 @@ class Budget:
         if self.samples > MAX_SAMPLES:
             raise ParameterError(f"budget samples = {self.samples:,} is more than the {MAX_SAMPLES:.0e} samples a run "
                                  "can draw (about 10^7 a second)")
+
+    def shared(self, parts: int) -> Budget:
+        """This budget's certification work (``enclosures``, ``work``) shared by ``parts`` searches of
+        one entry's parts, so that searching a program part by part does no more work than whole."""
+        return replace(self, enclosures=self.enclosures // parts, work=self.work // parts)
+

@@ -15,7 +15,9 @@ parts' witness events on the program's components (a skeleton as its components'
 each part's witness pair that event alone and the product of every part's event there (a part of
 finite outputs: its best output on that pair), and weighs each on the **whole program** (the
 continuous backend on the program, no slice involved): the composed result's ratio is the whole
-program's, not assumed from the parts.
+program's, not assumed from the parts.  The parts share the search's certification budgets (each
+gets ``1/k`` of ``enclosures`` and ``work``: :meth:`hybrid.searcher.budget.Budget.shared`), so
+searching part by part does no more of that work than searching whole.
 
 The rule, by counts only: a tuple-output program (not a custom neighbour relation) whose outputs
 form 2 to :data:`PARTS` parts of independent draws, not independent parts, each reading every

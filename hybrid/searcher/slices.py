@@ -185,7 +185,8 @@ def sliced_search(s: Search, program: Program, slices: list[Slice],
             s.limits.append(f"searched {i} of {len(slices)} slices: the proved upper bound is met")
             break
         s.say(f"searching slice {i + 1} of {len(slices)} ({len(sl.outputs)} outputs, {len(sl.inputs)} inputs)")
-        sub = Search(sl.program, precision=s.precision, claimed_eps=None, seed=s.seed, budget=s.budget,
+        budget = s.budget.shared(len(slices)) if sl.draw_part else s.budget  # parts of one search share it
+        sub = Search(sl.program, precision=s.precision, claimed_eps=None, seed=s.seed, budget=budget,
                      backend=s.backend_name, global_check=False, progress=s.say, proved_upper=s.proved_upper)
         r = search_slice(sub, sl.program)
         found.append((r, sl))
