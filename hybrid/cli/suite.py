@@ -18,7 +18,8 @@ from samplers.lang.exact import fraction_str
 
 def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser("suite", help="run a suite of mechanisms in parallel (local processes or dask)")
-    p.add_argument("suite", metavar="SUITE", help="discrete, statdp, dpsniper, or a .toml/.json suite file")
+    p.add_argument("suite", metavar="SUITE",
+                   help="discrete, statdp, dpsniper, checkdp, continuous60, or a .toml/.json suite file")
     p.add_argument("--jobs", type=int, default=1,
                    help="parallel entries; a worker with no entry left to start takes the running entries' "
                         "independent tasks (default 1)")

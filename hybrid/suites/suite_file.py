@@ -55,7 +55,7 @@ from samplers.numerals import read_error_text, short_text
 from samplers.readers import short_repr
 from verifiers.ratio import parse_ratio
 
-BUILTIN = ("discrete", "statdp", "dpsniper", "checkdp")
+BUILTIN = ("discrete", "statdp", "dpsniper", "checkdp", "continuous60")
 DEFAULT_PRECISION = 1e-3
 DEFAULT_BUDGET = 600.0  # seconds: a safety limit per entry
 MAX_SECONDS = 7 * 24 * 3600.0  # budgets and limits beyond a week are typos (1e300, inf)
