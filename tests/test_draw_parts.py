@@ -66,8 +66,8 @@ def test_a_search_on_the_parts_is_the_whole_programs():
 @pytest.mark.slow
 def test_svt34_parallel_at_n_20_certifies_more_than_svt3_alone():
     """Issue 30's entry: svt34_parallel at n = 20, eps = 0.1, searched whole certified 0.3746, below what its
-    svt3 part proves alone (0.5); on its parts, svt3's event times svt4's best output on the same pair
-    certifies above 0.5, below the proved 0.825, the witness re-weighed on the whole program."""
+    svt3 part proves alone (0.5); on its parts, svt4's event times svt3's event on svt4's pair certifies
+    above 0.5 (0.674), below the proved 0.825, the witness re-weighed on the whole program."""
     prog = get("svt34_parallel").trace(n=20, eps=0.1)
     r = search(get("svt34_parallel"), {"n": 20, "eps": 0.1})
     assert r.certified and 0.5 < r.eps_lower <= r.eps_upper <= 0.825 + 1e-9
@@ -80,3 +80,14 @@ def test_parts_share_the_certification_budget():
 
     b = Budget(enclosures=20_001, work=30_000_000, tune_steps=7)
     assert b.shared(2) == Budget(enclosures=10_000, work=15_000_000, tune_steps=7)
+
+
+def test_a_continuous_part_gets_an_event_tuned_on_the_other_parts_pair():
+    """svt34_parallel at n = 5, eps = 0.1: svt4's witness pair with svt3's own witness event composed
+    certified 0.3326; svt3's event tuned on svt4's pair raises it above 0.42 (proved 0.45), the
+    witness re-weighed on the whole program."""
+    prog = get("svt34_parallel").trace(n=5, eps=0.1)
+    r = search(get("svt34_parallel"), {"n": 5, "eps": 0.1})
+    assert r.certified and 0.42 < r.eps_lower <= r.eps_upper <= 0.45 + 1e-9
+    assert overlap(whole_ratio(prog, r.witness), r.ratio_enclosure)
+

@@ -29,8 +29,11 @@ whole program's events find.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
+from hybrid.searcher.numeric_events import EventTuner
 from hybrid.searcher.regions import symbolic
+from hybrid.seeds import derive_seed
 from hybrid.searcher.slices import Slice, lift_event, named
 from hybrid.searcher.state import Search, SearchResult
 from hybrid.testers.event_json import event_from_json
@@ -91,7 +94,8 @@ def compose(s: Search, program: Program, found: list[tuple[SearchResult, Slice]]
         list[int], list[int], Event, RatioEnclosure] | None:
     """On each part's witness pair, that part's witness event alone and the product of every part's
     event there (a part of finite outputs: its best output on that pair; otherwise its own witness
-    event), each weighed on the whole program; the best as ``(x, x', event, ratio)``, or None."""
+    event and one tuned on that pair), each weighed on the whole program; the best as ``(x, x', event,
+    ratio)``, or None."""
     own: list[Event | None] = []
     for r, sl in found:
         w = r.witness
@@ -104,9 +108,9 @@ def compose(s: Search, program: Program, found: list[tuple[SearchResult, Slice]]
             continue
         x, xp = tuple(r.witness["x"]), tuple(r.witness["x_prime"])
         try:
-            together = [own[i]] + [_on_pair(s, sl, x, xp, own[j]) for j, (_, sl) in enumerate(found) if j != i]
-            together = [e for e in together if e is not None]
-            for event in [own[i]] + ([Product(tuple(together))] if len(together) > 1 else []):
+            others = [_on_pair(s, sl, x, xp, own[j]) for j, (_, sl) in enumerate(found) if j != i]
+            products = [Product((own[i], *rest)) for rest in itertools.product(*[o for o in others if o])]
+            for event in [own[i]] + [p for p in products if len(p.parts) > 1]:
                 w = whole.witness_ratio(x, xp, symbolic(event, arity=program.arity, tuple_output=True))
                 s.queries += 1
                 if best is None or w.ratio.lo > best[3].lo:
@@ -119,15 +123,25 @@ def compose(s: Search, program: Program, found: list[tuple[SearchResult, Slice]]
     return best
 
 
-def _on_pair(s: Search, sl: Slice, x: tuple, xp: tuple, own: Event | None) -> Event | None:
-    """Part ``sl``'s event on the pair ``(x, x')``, on the program's components: its best output there
-    when its outputs are finite, else its own witness event (``own``, possibly None)."""
+def _on_pair(s: Search, sl: Slice, x: tuple, xp: tuple, own: Event | None) -> list[Event]:
+    """Part ``sl``'s events on the pair ``(x, x')``, on the program's components: its best output there
+    when its outputs are finite; else an event tuned on that pair (``budget.tune_steps`` certified
+    ratios on the part) and its own witness event (``own``, None: none)."""
     backend = get_backend(sl.program, "continuous")
-    if not backend.finite_outputs(x):
-        return own
-    level = backend.pair_epsilon(x, xp, s.precision)
-    s.queries += 1
-    return lift_event(SetEvent(IDENTITY, (level.output,)), sl.outputs) if level.ratio.lo > 1 else None
+    if backend.finite_outputs(x):
+        level = backend.pair_epsilon(x, xp, s.precision)
+        s.queries += 1
+        return [lift_event(SetEvent(IDENTITY, (level.output,)), sl.outputs)] if level.ratio.lo > 1 else []
+    found = [] if own is None else [own]
+    sampler = s.sampler(sl.program)
+    if sampler is not None:
+        tuner = EventTuner(backend, sampler, derive_seed(s.seed, 37))
+        tuned = tuner.tune(x, xp, s.budget.tune_steps)
+        s.queries += tuner.evaluations
+        event = lift_event(tuned.event, sl.outputs) if tuned.event is not None and tuned.ratio.lo > 1 else None
+        if event is not None and event != own:
+            found.insert(0, event)
+    return found
 
 
 def _components(event: Event) -> list[int]:
