@@ -91,3 +91,50 @@ def test_a_continuous_part_gets_an_event_tuned_on_the_other_parts_pair():
     assert r.certified and 0.42 < r.eps_lower <= r.eps_upper <= 0.45 + 1e-9
     assert overlap(whole_ratio(prog, r.witness), r.ratio_enclosure)
 
+
+def _laplace_cdf(z, b):
+    import mpmath
+
+    return mpmath.mpf(1) / 2 * mpmath.exp(z / b) if z < 0 else 1 - mpmath.mpf(1) / 2 * mpmath.exp(-z / b)
+
+
+def _svt34_product_probability(x, eps=1, T=1):
+    """P(svt3's output[0] >= 3, svt4 answers above then below | x) for svt34_parallel at n = 2, c = 2,
+    by 50-digit quadrature over each part's threshold noise, the parts' draws independent: svt3's
+    threshold Lap(2/eps) and query noise Lap(2c/eps), svt4's Lap(4/eps) and Lap(4/(3 eps))."""
+    import mpmath
+
+    mpmath.mp.dps = 50
+    # the scales as the program computes them, in float64 (4 / 3 is not 4/3), then exact in mpmath
+    b3, q3, b4, q4 = (mpmath.mpf(v) for v in (2 / eps, 2 * 2 / eps, 4 / eps, 4 / (3 * eps)))
+
+    def density(r, b):
+        return mpmath.exp(-abs(r) / b) / (2 * b)
+
+    def svt3(r):  # q0 + noise >= max(T + r, 3)
+        return density(r, b3) * (1 - _laplace_cdf(max(T + r, 3) - x[0], q3))
+
+    def svt4(r):  # q0 + noise >= T + r, then q1 + noise < T + r
+        return density(r, b4) * (1 - _laplace_cdf(T + r - x[0], q4)) * _laplace_cdf(T + r - x[1], q4)
+
+    cuts = sorted({mpmath.mpf(3) - T, mpmath.mpf(0), *(mpmath.mpf(v) - T for v in x)})  # the kinks
+    points = [-mpmath.inf, *cuts, mpmath.inf]
+    return mpmath.quad(svt3, points) * mpmath.quad(svt4, points)
+
+
+def test_a_product_over_both_parts_matches_an_independent_quadrature():
+    """The whole program's enclosure of a product event over svt3's and svt4's components contains the
+    probability computed here by 50-digit quadrature as the product of the parts' (independent draws),
+    on both inputs of a pair, and the certified ratio is at most the exact one."""
+    from fractions import Fraction
+
+    prog = get("svt34_parallel").trace(n=2, eps=1)
+    event = Product((Threshold(Feature("component", index=0), 3.0, below=False),
+                     SetEvent(Feature("component", index=2), (1,)), SetEvent(Feature("component", index=3), (0,))))
+    x, xp = (1, 1), (0, 2)
+    w = ContinuousBackend(prog).witness_ratio(x, xp, symbolic(event, arity=4, tuple_output=True))
+    p, q = _svt34_product_probability(x), _svt34_product_probability(xp)
+    for enclosure, exact in ((w.p, p), (w.q, q)):
+        assert Fraction(enclosure.lo) <= Fraction(str(exact)) <= Fraction(enclosure.hi)
+    ratio = w.ratio
+    assert Fraction(ratio.lo) <= Fraction(str(p / q)) * (1 + Fraction(1, 10**30)) and ratio.lo > 1
