@@ -99,7 +99,8 @@ def test_builtin_suites_load():
     assert [e.mechanism for e in load_suite("checkdp").entries] == ["partialsum", "badpartialsum", "smartsum",
                                                                      "badsmartsum"]
     scale = load_suite("continuous60").entries
-    assert len(scale) == 60 and {(e.params["eps"], e.params["n"]) for e in scale} == {(0.1, 5), (1, 5), (0.1, 20), (1, 20)}
+    assert len(scale) == 60
+    assert {(e.params["eps"], e.params["n"]) for e in scale} == {(0.1, 5), (1, 5), (0.1, 20), (1, 20)}
 
 
 def test_report_has_a_proved_upper_column():

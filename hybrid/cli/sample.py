@@ -9,8 +9,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from hybrid.cli import argtypes
-from hybrid.cli.isolation import memory_limit
 from hybrid.cli.common import add_mechanism_args, add_time_budget, emit_json, parse_input, resolve, time_limited
+from hybrid.cli.isolation import memory_limit
 from hybrid.cli.progress import progress_reporter
 from hybrid.cli.render import vector_text
 from hybrid.formats import output_str, output_to_json, params_to_json

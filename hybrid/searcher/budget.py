@@ -59,4 +59,3 @@ class Budget:
         """This budget's certification work (``enclosures``, ``work``) shared by ``parts`` searches of
         one entry's parts, so that searching a program part by part does no more work than whole."""
         return replace(self, enclosures=self.enclosures // parts, work=self.work // parts)
-

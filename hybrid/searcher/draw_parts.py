@@ -77,7 +77,7 @@ def combine(s: Search, program: Program, found: list[tuple[SearchResult, Slice]]
     if best is None or template is None or not best[3].lo:
         return None
     x, xp, event, ratio = best
-    used = sorted({c for p in (event.parts if isinstance(event, Product) else (event,)) for c in _components(p)})
+    used = sorted(set(_components(event)))
     bracket = list(eps_bracket(ratio))
     witness = {**template.witness, "mechanism": program.name, "x": x, "x_prime": xp, "event": event.to_json()}
     return dataclasses.replace(

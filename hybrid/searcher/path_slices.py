@@ -36,7 +36,8 @@ def count_paths(program: Program, limit: int) -> int:
     backend = get_backend(program, "continuous")  # running-max loops read as argmax, as the search reads them
     count = 0
     try:
-        for _ in explore(backend.specialised(fill(backend.program.domain)), lambda run: (run.outputs(),), max_paths=limit):
+        spec = backend.specialised(fill(backend.program.domain))
+        for _ in explore(spec, lambda run: (run.outputs(),), max_paths=limit):
             count += 1
     except BudgetExceeded:
         return limit + 1

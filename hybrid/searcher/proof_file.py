@@ -95,7 +95,8 @@ def recheck(data: dict[str, Any], source: str) -> dict[str, Any]:
     program = mech.trace(**params)
     problem = importlib.import_module(RULES[proof.rule]).confirm(program, proof)
     return {"kind": "proof-check", "file": source, "mechanism": mech.name, "params": params_to_json(params),
-            "domain": covered(mech, params, program, proof.rule.startswith("every_n")), "rule": proof.rule, "eps": data["eps"],
+            "domain": covered(mech, params, program, proof.rule.startswith("every_n")), "rule": proof.rule,
+            "eps": data["eps"],
             "eps_upper": proof.eps_upper, "delta": number_json(proof.delta), "ratio": data.get("ratio"),
             "confirmed": problem is None, "problem": problem}
 

@@ -121,7 +121,8 @@ def lift_event(event: Event, outputs: Sequence[int]) -> Event | None:
                                       Feature("code", index=outputs[j], codes=codes), (v,))
                              for j, v in enumerate(event.values[0])))
     if isinstance(event, (SetEvent, Threshold)) and event.feature.kind in ("component", "code"):
-        return dataclasses.replace(event, feature=dataclasses.replace(event.feature, index=outputs[event.feature.index]))
+        feature = dataclasses.replace(event.feature, index=outputs[event.feature.index])
+        return dataclasses.replace(event, feature=feature)
     return None
 
 
@@ -174,7 +175,8 @@ Combine = Callable[[Search, Program, list[tuple[SearchResult, Slice]]], "SearchR
 
 
 def sliced_search(s: Search, program: Program, slices: list[Slice],
-                  search_slice: Callable[[Search, Program], SearchResult], combine: Combine | None = None) -> SearchResult:
+                  search_slice: Callable[[Search, Program], SearchResult],
+                  combine: Combine | None = None) -> SearchResult:
     """Search each slice (``search_slice``: the continuous pipeline), lift the best result; ``combine``
     (the slices' results, their events weighed together on the whole program) may give a better one."""
     s.clock.stage("slices")

@@ -116,4 +116,3 @@ def output_prefix(program: Program, k: int) -> tuple[Program, list[int]]:
     outs = list(range(k))
     inputs = inputs_read(program, backward_slice(program, outs))
     return part_program(program, outs, inputs), inputs
-

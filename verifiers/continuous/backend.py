@@ -395,7 +395,8 @@ class ContinuousBackend:
     # -- pairs ---------------------------------------------------------------------------
     def witness_ratio(self, x: Sequence[int], xp: Sequence[int], event: Iterable[Any] | SymbolicEvent, *,
                       rel_width: Fraction = RELATIVE_WIDTH) -> WitnessRatio:
-        """``P(E|x) / P(E|x')`` enclosed, refined until ``rel_width``, the budget, or a level that stalls (:func:`_stalled`)."""
+        """``P(E|x) / P(E|x')`` enclosed, refined until ``rel_width``, the budget, or a level that stalls
+        (:func:`_stalled`)."""
         x, xp = self.check_pair(x, xp)
         px, pxp = self._event_paths(x, event), self._event_paths(xp, event)
         sx, sxp = self.specialised(x), self.specialised(xp)
