@@ -23,7 +23,8 @@ def q(v: Fraction | int):
     """An exact rational as an arb ball (rounded to the working precision)."""
     from flint import arb, fmpq
 
-    v = Fraction(v)
+    if not isinstance(v, Fraction):
+        v = Fraction(v)
     return arb(fmpq(v.numerator, v.denominator))
 
 
@@ -89,22 +90,28 @@ def evaluators(sums: list[ExpSum]):
     """``t -> [f(t) for f in sums]`` at an arb or acb ``t`` (for quadrature): each ``e^(lam t)`` is
     computed once for all the sums with rate ``lam`` (a star's leaves share their noise's few rates),
     the rates converted to balls once.  Each sum's value is the ball it would be alone: the same
-    exponentials, added in the same order."""
+    exponentials (``e^(0 t)`` is the exact 1, not computed), added in the same order from the first
+    term (adding it to an exact 0 is exact)."""
+    from flint import arb
+
+    one = arb(1)
     index: dict[Fraction, int] = {}
     for f in sums:
         for lam in f:
-            index.setdefault(lam, len(index))
+            if lam != 0:
+                index.setdefault(lam, len(index))
     rates = [q(lam) for lam in index]
-    terms = [[(index[lam], c) for lam, c in f.items()] for f in sums]
+    terms = [[(index[lam] if lam != 0 else -1, c) for lam, c in f.items()] for f in sums]
 
     def values(t):
         exps = [(rate * t).exp() for rate in rates]
         out = []
         for f in terms:
-            total = 0 * t
+            total = None
             for i, c in f:
-                total += c * exps[i]
-            out.append(total)
+                term = c * (one if i < 0 else exps[i])
+                total = term if total is None else total + term
+            out.append(0 * t if total is None else total)
         return out
 
     return values

@@ -80,11 +80,10 @@ def below(law: Law, u: Fraction | float):
         return arb(0)
     if u == INF:
         return arb(1)
-    b = q(law.scale)
     if law.kind == "laplace":
         return exp_q(u / law.scale) / 2 if u < 0 else 1 - exp_q(-u / law.scale) / 2
     if law.kind == "exponential":
-        return arb(0) if u <= 0 else -((-q(u) / b).expm1())
+        return arb(0) if u <= 0 else -((-q(u) / q(law.scale)).expm1())
     return (-_phi_arg(law, q(u))).erfc() / 2
 
 

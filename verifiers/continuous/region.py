@@ -266,13 +266,16 @@ class _Solver:
         at = expsum.evaluators(sums)
 
         stars, weight = self.stars, QUADRATURE_WEIGHT * (len(factors) + 1)
+        terms = [(f, k, isinstance(f, int)) for f, k in factors]
+        hub_indexed = isinstance(density, int)
 
         def integrand(t, _analytic):  # entire: exponentials, erfc and integer powers (by multiplication)
             stars.work += weight
             vs = at(t)
-            v = vs[density] if isinstance(density, int) else density(t)
-            for f, k in factors:
-                v = v * _ball_power(vs[f] if isinstance(f, int) else f(t), k)
+            v = vs[density] if hub_indexed else density(t)
+            for f, k, indexed in terms:
+                x = vs[f] if indexed else f(t)
+                v = v * (x if k == 1 else _ball_power(x, k))
             return v
 
         if a != -INF and b != INF:
@@ -301,15 +304,13 @@ class _Solver:
 
     def _tail(self, hub_law: Law, active: list, end: Fraction, direction: int):
         """A rigorous bound on the integrand's mass beyond ``end`` (in ``direction``)."""
+        from flint import ctx
+
         bound = laws.above(hub_law, end) if direction > 0 else laws.below(hub_law, end)
         for leaf, (lo, hi), k in active:
-            options = []
-            if hi is not None and direction * hi[0] <= 0:  # the upper end moves away from the mass
-                options.append(laws.below(leaf.law, _at(hi, end)))
-            if lo is not None and direction * lo[0] >= 0:
-                options.append(laws.above(leaf.law, _at(lo, end)))
-            if options:
-                bound *= _ball_power(min(options, key=lambda x: x.upper()).upper(), k)
+            factor = _leaf_tail(leaf.law, lo, hi, end, direction, ctx.prec)
+            if factor is not None:
+                bound *= _ball_power(factor, k)
         return bound
 
     # -- general components: cells ---------------------------------------------------------
@@ -435,6 +436,22 @@ def _factor(law: Law, lo: Fn | None, hi: Fn | None, signs: tuple, den: int, prec
         with ctx.workprec(prec):
             return expsum.rekey(laws.density_terms(law, signs[0]), den)
     return expsum.rekey(_cdf_difference(law, lo, hi, signs, prec), den)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _leaf_tail(law: Law, lo: Fn | None, hi: Fn | None, end: Fraction, direction: int, prec: int):
+    """An upper bound, beyond ``end`` (in ``direction``), on a leaf's factor ``F(hi(t)) - F(lo(t))``
+    from an end that moves away from the mass, or None (no such end).  Cached (read only): the
+    outputs of one input meet the same leaves at the same tail steps."""
+    from flint import ctx
+
+    options = []
+    with ctx.workprec(prec):
+        if hi is not None and direction * hi[0] <= 0:  # the upper end moves away from the mass
+            options.append(laws.below(law, _at(hi, end)))
+        if lo is not None and direction * lo[0] >= 0:
+            options.append(laws.above(law, _at(lo, end)))
+    return min(options, key=lambda x: x.upper()).upper() if options else None
 
 
 def _power(f: expsum.ExpSum, k: int) -> expsum.ExpSum:
