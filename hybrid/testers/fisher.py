@@ -49,9 +49,27 @@ def thinned_pvalues(
     # Fisher p-values of distinct (cx', cy) only: thinning repeats values a lot.
     pairs = np.stack([thinned.ravel(), np.broadcast_to(cy, thinned.shape).ravel()])
     uniq, inverse = np.unique(pairs, axis=1, return_inverse=True)
-    k, c = uniq[0], uniq[1]
-    p = hypergeom.sf(k - 1, n_x + n_y, n_x, k + c)
+    p = _fisher_tails(uniq[0], uniq[1], n_x, n_y)
     return p[inverse.ravel()].reshape(thinned.shape).mean(axis=0)
+
+
+_TAILS: dict[tuple[float, float, int, int], float] = {}  # (cx', cy, n_x, n_y) -> Fisher's one-sided p-value
+MAX_TAILS = 1 << 18  # remembered tails (about 40 MB); forgotten all at once beyond
+
+
+def _fisher_tails(k: np.ndarray, c: np.ndarray, n_x: int, n_y: int) -> np.ndarray:
+    """``P[H >= k]`` for ``H ~ Hypergeometric(n_x + n_y, n_x, k + c)``, elementwise.  A tail costs tens
+    of microseconds and a search asks the same ones again and again (bisection steps on eps, events
+    with equal counts), so each is computed once; the value is scipy's, whichever call asks first."""
+    keys = list(zip(k.tolist(), c.tolist()))
+    missing = [i for i, (a, b) in enumerate(keys) if (a, b, n_x, n_y) not in _TAILS]
+    if missing:
+        if len(_TAILS) + len(missing) > MAX_TAILS:
+            _TAILS.clear()
+        km, cm = k[missing], c[missing]
+        for i, v in zip(missing, hypergeom.sf(km - 1, n_x + n_y, n_x, km + cm).tolist()):
+            _TAILS[keys[i] + (n_x, n_y)] = v
+    return np.array([_TAILS[key + (n_x, n_y)] for key in keys], dtype=float)
 
 
 def approximate_z(cx: np.ndarray, cy: np.ndarray, n_x: int, n_y: int, eps: float) -> np.ndarray:
