@@ -48,6 +48,7 @@ import numpy as np
 
 from hybrid.formats import output_to_json
 from hybrid.inputs import Pair, coordinate_moves, random_pair
+from hybrid.searcher.budget import Budget
 from hybrid.searcher.draw_parts import combine, draw_plan
 from hybrid.searcher.delta_claim import continuous_lower, settle, wanted
 from hybrid.searcher.forked_tasks import ordered
@@ -266,7 +267,8 @@ class _Finite:
         found: list[_Best] = []
         todo = _budgeted(self.s, pairs)
         window = self._pairs_rule()
-        with _PairTasks(self.s, self.backend, todo, self._evaluated, per_task=FINITE_PER_TASK) as tasks:
+        with _PairTasks(self.s, self.backend, todo, self._evaluated, per_task=FINITE_PER_TASK,
+                        share=CERTIFY_SHARE) as tasks:
             for i, p in enumerate(todo):
                 if i >= 2 and _spent(self.s, *tasks.spent(), CERTIFY_SHARE, f"certified {i} of {len(todo)} "
                                                                           "candidate pairs"):
@@ -548,11 +550,16 @@ def _budgeted(s: Search, pairs: list[Pair]) -> list[Pair]:
     return pairs[:n]
 
 
-def _spent(s: Search, regions: int, work: int, share: float, what: str) -> bool:
+def _over(b: Budget, regions: int, work: int, share: float) -> bool:
     """Whether ``share`` of the enclosures or the work budget is spent, with ``regions`` enclosed and
-    ``work`` done (then ``what`` goes into ``limits_hit``)."""
+    ``work`` done."""
+    return regions >= share * b.enclosures or work >= share * b.work
+
+
+def _spent(s: Search, regions: int, work: int, share: float, what: str) -> bool:
+    """:func:`_over`, said in ``limits_hit`` (``what``, then the budget) when it holds."""
     b = s.budget
-    if regions < share * b.enclosures and work < share * b.work:
+    if not _over(b, regions, work, share):
         return False
     part = f", {share:g} of it for this stage)" if share < 1 else ")"
     if regions >= share * b.enclosures:
@@ -563,26 +570,35 @@ def _spent(s: Search, regions: int, work: int, share: float, what: str) -> bool:
 
 
 class _PairTasks:
-    """``fn`` on each pair: the first pair (and its swap) here, which also compiles what the others
-    need, then the others as forked tasks (:mod:`hybrid.searcher.forked_tasks`) from the backend as it
-    is then, read in order.  The backend's counts grow by each forked pair's as it is read (and by no
-    other), so the budgets' stops fall where they would one pair after another, on any number of
-    workers."""
+    """``fn`` on each pair: the first group here, which also compiles what the others need, then the
+    others as forked tasks (:mod:`hybrid.searcher.forked_tasks`) from the backend as it is then, read
+    in order.  The backend's counts grow by each forked pair's as it is read (and by no other), so the
+    budgets' stops fall where they would one pair after another, on any number of workers.
+
+    The reader stops before the pair (from the third on) at which ``share`` of a budget is spent
+    (:func:`_over`).  A forked task does not compute a pair the reader will certainly not read: the
+    counts it started from, plus its own pairs', are at most what the reader will have spent when it
+    gets there, so once they are over, so is the reader (the task's time saved, every result
+    unchanged).  Such a pair is marked, and reading one is an error."""
 
     def __init__(self, s: Search, backend: ContinuousBackend, pairs: list[Pair], fn: Callable[[Pair], Any],
-                 per_task: int = 1) -> None:
-        def task(group: list[Pair]) -> list[tuple[Any, list[int]]]:
+                 per_task: int = 1, share: float = 1.0) -> None:
+        def task(group: list[Indexed], forked: bool = True) -> list[tuple[Any, list[int]]]:
             out = []
-            for p in group:
+            for i, p in group:
+                if forked and i >= 2 and _over(s.budget, *self.spent(), share):
+                    out.append((_NotRead(), [0, 0, 0]))
+                    continue
                 before = backend.counts()
                 value = fn(p)
                 out.append((value, [b - a for a, b in zip(before, backend.counts())]))
             return out
 
-        groups = _groups(pairs, per_task)
+        groups = _groups(list(enumerate(pairs)), per_task)
         self.backend, self._read = backend, [0, 0, 0]
         self._tasks = ordered(task, groups[1:], s.tasks)
-        self._values = itertools.chain(_here(task, groups[:1]), (v for vs in self._tasks for v in vs))
+        self._values = itertools.chain(_here(lambda g: task(g, forked=False), groups[:1]),
+                                       (v for vs in self._tasks for v in vs))
 
     def __enter__(self) -> "_PairTasks":
         return self
@@ -595,6 +611,8 @@ class _PairTasks:
     def next(self) -> Any:
         """The next pair's value (its task's exception raised here)."""
         value, counts = next(self._values)
+        if isinstance(value, _NotRead):
+            raise RuntimeError("a forked task skipped a candidate pair that its reader went on to read")
         self._read = [a + b for a, b in zip(self._read, counts)]
         return value
 
@@ -603,24 +621,32 @@ class _PairTasks:
         self.backend.charge(self._read)
 
 
-def _here(task: Callable[[list[Pair]], list[tuple[Any, list[int]]]], groups: list[list[Pair]]) -> Iterator[Any]:
+Indexed = tuple[int, Pair]  # a candidate pair and its place in the reading order
+
+
+class _NotRead:
+    """A forked task's value for a pair its reader will not read (:class:`_PairTasks`)."""
+
+
+def _here(task: Callable[[list[Indexed]], list[tuple[Any, list[int]]]],
+          groups: list[list[Indexed]]) -> Iterator[Any]:
     """The first group's values, computed in this process when read; its counts stay charged here."""
     for group in groups:
         for value, _ in task(group):
             yield value, [0, 0, 0]
 
 
-def _groups(pairs: list[Pair], per_task: int = 1) -> list[list[Pair]]:
+def _groups(pairs: list[Indexed], per_task: int = 1) -> list[list[Indexed]]:
     """The pairs' tasks: consecutive pairs on the same two inputs (a pair and its swap) in one, the
     second reusing the first's paths and enclosures, and ``per_task`` such groups in one (a fork
     costs tens of milliseconds: a finite-output pair's level may take less)."""
-    swaps: list[list[Pair]] = []
-    for p in pairs:
-        if swaps and {swaps[-1][0].x, swaps[-1][0].x_prime} == {p.x, p.x_prime}:
-            swaps[-1].append(p)
+    swaps: list[list[Indexed]] = []
+    for i, p in pairs:
+        if swaps and {swaps[-1][0][1].x, swaps[-1][0][1].x_prime} == {p.x, p.x_prime}:
+            swaps[-1].append((i, p))
         else:
-            swaps.append([p])
-    return [[p for g in swaps[i:i + per_task] for p in g] for i in range(0, len(swaps), per_task)]
+            swaps.append([(i, p)])
+    return [[ip for g in swaps[i:i + per_task] for ip in g] for i in range(0, len(swaps), per_task)]
 
 
 def _note_refinement(s: Search, decided: bool) -> None:
