@@ -45,6 +45,7 @@ from samplers.lang.neighbours import Custom
 from samplers.lang.slicing import backward_slice, inputs_read, output_prefix, part_program, split
 from verifiers.continuous.backend import eps_bracket
 from verifiers.continuous.enclosure import RatioEnclosure
+from verifiers.prover.prove import remembering
 from verifiers.ratio import parse_ratio
 
 SLICE_NODES = 1_000  # a program of more nodes is searched on slices
@@ -178,7 +179,14 @@ def sliced_search(s: Search, program: Program, slices: list[Slice],
                   search_slice: Callable[[Search, Program], SearchResult],
                   combine: Combine | None = None) -> SearchResult:
     """Search each slice (``search_slice``: the continuous pipeline), lift the best result; ``combine``
-    (the slices' results, their events weighed together on the whole program) may give a better one."""
+    (the slices' results, their events weighed together on the whole program) may give a better one.
+    A slice's proof is given again to the composition rule, which proves the whole from its parts."""
+    with remembering():
+        return _sliced(s, program, slices, search_slice, combine)
+
+
+def _sliced(s: Search, program: Program, slices: list[Slice], search_slice: Callable[[Search, Program], SearchResult],
+            combine: Combine | None) -> SearchResult:
     s.clock.stage("slices")
     best: tuple[SearchResult, Slice] | None = None
     found: list[tuple[SearchResult, Slice]] = []

@@ -24,9 +24,10 @@ when its delta is at most the claim; a rule whose proof carries more says by how
 from __future__ import annotations
 
 import importlib
+from contextlib import contextmanager
 from dataclasses import replace
 from fractions import Fraction
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from samplers import deadline
 from samplers.lang.ir import Program
@@ -42,6 +43,59 @@ RULES: dict[str, str] = {  # rule name -> module implementing attempt() and chec
 }
 EVERY_N_RULES = ("every_n", "every_n_reduce")
 DELTA_RULES = ("gaussian",)  # rules that prove (eps, delta(eps)) at a given eps
+
+
+_CHECKED: dict[tuple, Proof] | None = None  # within remembering(): (rule, program shape, eps) -> checked proof
+
+
+@contextmanager
+def remembering() -> Iterator[None]:
+    """Within the block, a proof a rule's checker confirmed is kept for that rule on the same program
+    shape and eps, and given again instead of proved again: a search on parts proves each part, then
+    the composition rule proves the same parts (cut from the whole, named otherwise) once more."""
+    global _CHECKED
+    outer = _CHECKED
+    _CHECKED = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _CHECKED = outer
+
+
+def _key(name: str, program: Program, eps: Fraction | None) -> tuple | None:
+    """The rule, the program without its name (what a rule and its checker read) and ``eps``; None
+    outside :func:`remembering`, or when a parameter's value cannot be a key."""
+    if _CHECKED is None:
+        return None
+    key = (name, program.params, program.nodes, program.outputs, program.tuple_output, program.domain,
+           program.neighbours, eps)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _checked(name: str, program: Program, eps: Fraction | None) -> Proof | NoProof:
+    """Rule ``name``'s proof once its independent checker confirms it, else why not."""
+    key = _key(name, program, eps)
+    if key is not None and key in _CHECKED:
+        return replace(_CHECKED[key], mechanism=program.name)  # the proof as found for this program
+    rule = importlib.import_module(RULES[name])
+    try:
+        found = rule.attempt(program, eps)
+    except deadline.TimeLimitReached as e:  # this call's budget or an outer one (a search's): it says which
+        return NoProof(str(e), rule=name)
+    except RecursionError:  # a program whose values nest deeper than the rule's recursive walks
+        return NoProof("the program's values nest too deeply for this rule", rule=name)
+    if isinstance(found, NoProof):
+        return found
+    problem = rule.check(program, found)
+    if problem is not None:
+        return NoProof(f"the independent checker rejected the proof: {problem}", rule=name)
+    if key is not None:
+        _CHECKED[key] = found
+    return found
 
 
 def per_n_rules() -> list[str]:
@@ -73,22 +127,9 @@ def prove(program: Program, eps: Fraction | None = None, *, delta: Fraction | fl
     best: Proof | None = None
     with deadline.time_limit(time_budget):
         for name in rules or per_n_rules():
-            rule = importlib.import_module(RULES[name])
-            try:
-                found = rule.attempt(program, eps)
-            except deadline.TimeLimitReached as e:  # this call's budget or an outer one (a search's): it says which
-                failures.append(NoProof(str(e), rule=name))
-                continue
-            except RecursionError:  # a program whose values nest deeper than the rule's recursive walks
-                failures.append(NoProof("the program's values nest too deeply for this rule", rule=name))
-                continue
+            found = _checked(name, program, eps)
             if isinstance(found, NoProof):
                 failures.append(found)
-                continue
-            problem = rule.check(program, found)
-            if problem is not None:
-                failures.append(NoProof(f"the independent checker rejected the proof: {problem}",
-                                        rule=name))
                 continue
             if delta is not None and Fraction(found.delta) > delta:
                 failures.append(NoProof(f"proves delta <= {round_up(found.delta)!r} at the claimed eps, "
