@@ -38,3 +38,19 @@ def test_clopper_pearson_and_logit():
     assert logit(0.5) == 0.0 and logit(1.0) == float("inf")
     with pytest.raises(ValueError):
         cp_lower(5, 3, 0.05)
+
+
+@pytest.mark.parametrize("limit", [6, 1 << 18])
+def test_remembered_tails_are_scipys_even_when_forgotten(monkeypatch, limit):
+    """Each tail is computed once per process; past ``MAX_TAILS`` the memory is emptied and the
+    call computes all its tails again (a call's tails stay, whatever was there before it)."""
+    from hybrid.testers import fisher
+
+    monkeypatch.setattr(fisher, "_TAILS", {})
+    monkeypatch.setattr(fisher, "MAX_TAILS", limit)
+    first = np.array([1.0, 2, 3, 4, 5]), np.array([7.0, 7, 7, 7, 7])
+    second = np.array([1.0, 2, 3, 30, 31]), np.array([7.0, 7, 7, 9, 9])  # three remembered, two new: 5 + 2 > 6
+    for k, c in (first, second, first):
+        want = hypergeom.sf(k - 1, 200, 100, k + c)
+        assert np.array_equal(fisher._fisher_tails(k, c, 100, 100), want)
+        assert len(fisher._TAILS) <= max(limit, 5)

@@ -64,8 +64,9 @@ def _fisher_tails(k: np.ndarray, c: np.ndarray, n_x: int, n_y: int) -> np.ndarra
     keys = list(zip(k.tolist(), c.tolist()))
     missing = [i for i, (a, b) in enumerate(keys) if (a, b, n_x, n_y) not in _TAILS]
     if missing:
-        if len(_TAILS) + len(missing) > MAX_TAILS:
+        if len(_TAILS) + len(missing) > MAX_TAILS:  # forget every tail, this call's too: all are computed
             _TAILS.clear()
+            missing = list(range(len(keys)))
         km, cm = k[missing], c[missing]
         for i, v in zip(missing, hypergeom.sf(km - 1, n_x + n_y, n_x, km + cm).tolist()):
             _TAILS[keys[i] + (n_x, n_y)] = v
