@@ -73,7 +73,10 @@ def test_candidates_cover_categorical_and_numeric_outputs():
 
 
 @pytest.mark.parametrize("bad", [3, {"feature": {"kind": "nope"}, "in": [1]}, {"feature": {"kind": "identity"}},
-                                 {"all": []}, {"feature": {"kind": "component"}, "below": 1}])
+                                 {"all": []}, {"feature": {"kind": "component"}, "below": 1},
+                                 {"feature": {"kind": "code", "index": 0, "codes": [float("nan")]}, "in": [2]},
+                                 {"feature": {"kind": "skeleton", "codes": ["-1000"]}, "in": [(0,)]},
+                                 {"feature": {"kind": "sum", "codes": [True]}, "below": 1}])
 def test_malformed_events(bad):
     with pytest.raises(MalformedEvent):
         event_from_json(bad)

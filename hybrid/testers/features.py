@@ -215,9 +215,9 @@ class Feature:
             if kind == "hamming":
                 return Feature(kind, reference=tuple(_integer(v) for v in d["reference"]))
             if kind in ("sum", "max", "min", "skeleton"):
-                return Feature(kind, codes=tuple(float(c) for c in d.get("codes", ())))
+                return Feature(kind, codes=_codes(d.get("codes", ())))
             if kind == "code":
-                return Feature(kind, index=_integer(d["index"]), codes=tuple(float(c) for c in d.get("codes", ())))
+                return Feature(kind, index=_integer(d["index"]), codes=_codes(d.get("codes", ())))
             if kind == "linear":
                 weights = tuple(float(w) for w in d["weights"])
                 if not weights or not all(math.isfinite(w) for w in weights):
@@ -231,6 +231,16 @@ class Feature:
 
 
 IDENTITY = Feature("identity")
+
+
+def _codes(values: Any) -> tuple[float, ...]:
+    """A feature's codes from JSON: numbers, none of them NaN (a NaN code would match no output)."""
+    out = []
+    for c in values:
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or math.isnan(c):
+            raise ValueError(f"a code must be a number other than NaN, got {c!r:.40}")
+        out.append(float(c))
+    return tuple(out)
 
 
 def _scalar_json(v: Any) -> Any:
