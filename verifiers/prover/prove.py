@@ -62,25 +62,25 @@ def remembering() -> Iterator[None]:
         _CHECKED = outer
 
 
-def _key(name: str, program: Program, eps: Fraction | None) -> tuple | None:
-    """The rule, the program without its name (what a rule and its checker read) and ``eps``; None
-    outside :func:`remembering`, or when a parameter's value cannot be a key."""
+def _remembered(name: str, program: Program, eps: Fraction | None) -> tuple[tuple | None, Proof | None]:
+    """The key of rule ``name`` on the program without its name (what a rule and its checker read) at
+    ``eps``, and the proof kept for it; no key outside :func:`remembering`, or when a parameter's
+    value cannot be a key (a program's nodes are hashed once to look, once to keep)."""
     if _CHECKED is None:
-        return None
+        return None, None
     key = (name, program.params, program.nodes, program.outputs, program.tuple_output, program.domain,
            program.neighbours, eps)
     try:
-        hash(key)
+        return key, _CHECKED.get(key)
     except TypeError:
-        return None
-    return key
+        return None, None
 
 
 def _checked(name: str, program: Program, eps: Fraction | None) -> Proof | NoProof:
     """Rule ``name``'s proof once its independent checker confirms it, else why not."""
-    key = _key(name, program, eps)
-    if key is not None and key in _CHECKED:
-        return replace(_CHECKED[key], mechanism=program.name)  # the proof as found for this program
+    key, kept = _remembered(name, program, eps)
+    if kept is not None:
+        return replace(kept, mechanism=program.name)  # the proof as found for this program
     rule = importlib.import_module(RULES[name])
     try:
         found = rule.attempt(program, eps)
